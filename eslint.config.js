@@ -1,0 +1,107 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Imports that would make workflow code non-deterministic or pull worker-only code into the sandbox. */
+const workflowBannedImports = {
+  paths: [
+    { name: 'openai', message: 'Model calls run in activities; workflows see only ModelTurn data.' },
+    { name: '@temporalio/activity', message: 'Activity APIs do not exist in the workflow sandbox.' },
+    { name: '@temporalio/worker', message: 'Worker code does not belong in the workflow sandbox.' },
+    { name: '@temporalio/client', message: 'Use @temporalio/workflow APIs inside workflows.' },
+  ],
+  patterns: [
+    {
+      group: ['node:*'],
+      message: 'Node built-ins are I/O or non-deterministic; keep them out of workflows.',
+    },
+    {
+      group: [
+        'fs',
+        'fs/*',
+        'path',
+        'os',
+        'child_process',
+        'http',
+        'https',
+        'net',
+        'crypto',
+        'process',
+        'timers',
+        'worker_threads',
+      ],
+      message: 'Node built-ins are I/O or non-deterministic; keep them out of workflows.',
+    },
+    {
+      group: [
+        '../activities/*',
+        '../tools/*',
+        '../model/*',
+        '../safety/*',
+        '../worker*',
+        '../client*',
+        '../config*',
+      ],
+      allowTypeImports: true,
+      message: 'Workflows may import worker-side modules only as types.',
+    },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts', 'src/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', workflowBannedImports],
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'process',
+          message: 'No environment in workflows: configuration arrives as input or activity results.',
+        },
+        { name: 'console', message: 'Use log from @temporalio/workflow (replay-aware).' },
+        { name: 'fetch', message: 'I/O belongs in activities.' },
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'setInterval', message: 'Use sleep() in a loop from @temporalio/workflow.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'Date',
+          property: 'now',
+          message: 'Time in workflows comes from the workflow clock; do not read it for logic.',
+        },
+        { object: 'Math', property: 'random', message: 'Use uuid4() or deterministic data in workflows.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'new Date() reads the clock; keep it out of workflows.',
+        },
+      ],
+    },
+  },
+  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+);
