@@ -1,0 +1,49 @@
+/**
+ * Defaults shared by the workflow and the worker. One definition, imported by both sides, so the
+ * limits the workflow enforces and the limits the activities apply can never drift apart.
+ */
+
+/** Task queue the worker polls and clients start runs on, unless configured otherwise. */
+export const DEFAULT_TASK_QUEUE = 'keel';
+
+/** Workflow type name other services use to start a run. */
+export const AGENT_RUN_WORKFLOW = 'agentRun';
+
+/** Model turns a run may take before it stops with `max_turns`. */
+export const DEFAULT_MAX_TURNS = 20;
+
+/** Upper bound on `maxTurns` accepted in a run input (continue-as-new is needed beyond this). */
+export const MAX_TURNS_LIMIT = 1000;
+
+/** Characters of tool output the model sees before the output is cut to a preview. */
+export const DEFAULT_OUTPUT_CAP = 12_000;
+
+/** Seconds a tool may run when its definition does not say. */
+export const DEFAULT_TOOL_TIMEOUT_SECONDS = 60;
+
+/** Seconds one model turn (one Responses API request) may take. */
+export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
+
+/**
+ * Seconds without a heartbeat after which Temporal declares an activity's worker lost and retries
+ * it elsewhere. Short, so that a crashed worker costs seconds, not minutes; activities heartbeat
+ * several times within it.
+ */
+export const DEFAULT_HEARTBEAT_SECONDS = 10;
+
+/** Extra seconds the tool activity gets beyond the tool's own timeout, so the executor reports the timeout. */
+export const TOOL_ACTIVITY_GRACE_SECONDS = 15;
+
+/** Instructions used when a run gives none. */
+export const DEFAULT_INSTRUCTIONS =
+  'You are Keel, a careful autonomous agent. Work step by step, use the available tools to inspect ' +
+  'the workspace instead of guessing, and finish with a concise answer for the person who gave you the task.';
+
+/** Allowed shape of a tool name, as the Responses API accepts it. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Attempts at one model turn before the run fails (retryable errors only; 429s wait as asked). */
+export const MODEL_MAX_ATTEMPTS = 8;
+
+/** Attempts at one tool call lost to infrastructure (crashed worker, heartbeat timeout) before the run fails. */
+export const TOOL_MAX_ATTEMPTS = 5;

@@ -1,0 +1,15 @@
+import type { z } from 'zod';
+
+/** One line per zod issue, `path: message`: the form a model (or a person) can use to fix the input. */
+export function formatIssues(error: z.ZodError): string[] {
+  return error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return path
+    .map((part, index) =>
+      typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`,
+    )
+    .join('');
+}

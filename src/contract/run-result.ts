@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { Usage } from './usage.js';
+
+const common = {
+  /** Model turns taken. */
+  turns: z.number().int().nonnegative(),
+  /** Tool calls executed (or answered with an observation). */
+  toolCalls: z.number().int().nonnegative(),
+  usage: Usage,
+  /** Id of the last Responses API response: chain from it to continue the conversation. */
+  lastResponseId: z.string().nullable(),
+  model: z.string(),
+};
+
+/** How a run ended. Every ending is data; only cancellation ends a run as Canceled in Temporal. */
+export const RunResult = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('completed'), finalText: z.string(), ...common }),
+  z.object({ status: z.literal('max_turns'), lastText: z.string(), ...common }),
+  z.object({
+    status: z.literal('incomplete'),
+    /** Why the model's output was cut off, e.g. `max_output_tokens` or `content_filter`. */
+    reason: z.string(),
+    partialText: z.string(),
+    ...common,
+  }),
+  z.object({
+    status: z.literal('failed'),
+    /** A readable sentence for people: what went wrong and what to do. */
+    reason: z.string(),
+    /** Dotted failure type, e.g. `ModelError.Authentication`. */
+    errorType: z.string(),
+    ...common,
+  }),
+]);
+export type RunResult = z.infer<typeof RunResult>;
+export type RunStatus = RunResult['status'];

@@ -1,0 +1,2 @@
+export { listDirectory } from './list-directory.js';
+export { readFile } from './read-file.js';

@@ -1,0 +1,100 @@
+import type { z } from 'zod';
+import { DEFAULT_TOOL_TIMEOUT_SECONDS, TOOL_NAME_PATTERN } from '../contract/defaults.js';
+import { formatIssues } from '../contract/format-issues.js';
+import { inputJsonSchema, prepareArguments, StrictSchemaError, toStrictParameters } from './strict-schema.js';
+import type { JsonSchema } from './strict-schema.js';
+import type { Workspace } from './workspace.js';
+
+/** What a tool receives beside its parsed input. */
+export interface ToolContext {
+  /** Aborted when the call times out, the run is cancelled, or the worker shuts down. */
+  signal: AbortSignal;
+  /** The run's workspace: resolve every path through it. */
+  workspace: Workspace;
+  /** The model's `call_id` for this call. */
+  callId: string;
+  /** Same on every retry of this call, different for every other call: `<workflowId>:<callId>`. */
+  idempotencyKey: string;
+  /** Reports progress; also keeps the activity alive for long tools. Cheap to call often. */
+  heartbeat(details?: unknown): void;
+}
+
+/** A tool's return value: text for the model, or any JSON value (sent as JSON text). */
+export type ToolOutput =
+  string | number | boolean | null | readonly unknown[] | { readonly [key: string]: unknown };
+
+/** What a tool author writes. */
+export interface ToolSpec<Schema extends z.ZodObject> {
+  /** Name the model calls it by: letters, digits, `_` and `-`, at most 64. */
+  name: string;
+  /** Tells the model when and how to use the tool. */
+  description: string;
+  /** The input: the model's JSON Schema and the run-time parser both come from it. */
+  schema: Schema;
+  execute(input: z.output<Schema>, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+  /** Has no side effects, so it may run beside other read-only calls. Default false. */
+  readOnly?: boolean;
+  /** Seconds one call may take before it is aborted. Default {@link DEFAULT_TOOL_TIMEOUT_SECONDS}. */
+  timeoutSeconds?: number;
+}
+
+/** Why arguments were refused: one `path: message` line per problem. */
+export type ArgumentsResult = { ok: true; input: unknown } | { ok: false; issues: string[] };
+
+/** A defined tool, ready for the registry. */
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly readOnly: boolean;
+  readonly timeoutSeconds: number;
+  /** Strict JSON Schema sent to the model as the function's `parameters`. */
+  readonly parameters: JsonSchema;
+  /** Validates decoded JSON arguments: nulls for optional fields allowed, undeclared keys refused. */
+  parseArguments(value: unknown): ArgumentsResult;
+  execute(input: unknown, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+}
+
+/** A tool definition is malformed (bad name, unsupported schema, bad timeout). */
+export class ToolDefinitionError extends Error {
+  override name = 'ToolDefinitionError';
+}
+
+/** Defines a tool once: the zod schema gives the model's strict JSON Schema and validates its arguments. */
+export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): Tool {
+  if (!TOOL_NAME_PATTERN.test(spec.name)) {
+    throw new ToolDefinitionError(
+      `Tool name ${JSON.stringify(spec.name)} is invalid: use 1-64 letters, digits, '_' or '-'`,
+    );
+  }
+  if (spec.description.trim() === '') throw new ToolDefinitionError(`Tool ${spec.name} needs a description`);
+  const timeoutSeconds = spec.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
+  if (!(timeoutSeconds > 0 && Number.isFinite(timeoutSeconds))) {
+    throw new ToolDefinitionError(`Tool ${spec.name}: timeoutSeconds must be a positive number`);
+  }
+  let parameters: JsonSchema;
+  let plainSchema: JsonSchema;
+  try {
+    parameters = toStrictParameters(spec.schema);
+    plainSchema = inputJsonSchema(spec.schema);
+  } catch (error) {
+    const detail =
+      error instanceof StrictSchemaError || error instanceof Error ? error.message : String(error);
+    throw new ToolDefinitionError(
+      `Tool ${spec.name}: schema is not usable for strict function calling: ${detail}`,
+    );
+  }
+  return Object.freeze({
+    name: spec.name,
+    description: spec.description,
+    readOnly: spec.readOnly ?? false,
+    timeoutSeconds,
+    parameters,
+    parseArguments(value: unknown): ArgumentsResult {
+      const prepared = prepareArguments(value, plainSchema);
+      const parsed = spec.schema.safeParse(prepared.value);
+      const issues = [...(parsed.success ? [] : formatIssues(parsed.error)), ...prepared.unknownKeys];
+      return parsed.success && issues.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues };
+    },
+    execute: (input: unknown, context: ToolContext) => spec.execute(input as z.output<Schema>, context),
+  });
+}

@@ -1,0 +1,59 @@
+import type { ToolInfo } from '../contract/tool-info.js';
+import { ToolDefinitionError } from './define-tool.js';
+import type { Tool } from './define-tool.js';
+
+/** A Responses API function tool, strict mode stated explicitly. */
+export interface FunctionToolParam {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict: true;
+}
+
+/** The tools a worker offers, by name. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+
+  constructor(tools: readonly Tool[]) {
+    for (const tool of tools) {
+      if (this.#tools.has(tool.name)) throw new ToolDefinitionError(`Tool ${tool.name} is registered twice`);
+      this.#tools.set(tool.name, tool);
+    }
+  }
+
+  /** The tool with this name, if any. */
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Every tool name, in registration order. */
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  /** Routing metadata the workflow records in history. */
+  describe(): ToolInfo[] {
+    return [...this.#tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      readOnly: tool.readOnly,
+      timeoutSeconds: tool.timeoutSeconds,
+    }));
+  }
+
+  /** The `tools` request field for the named tools (all when `names` is absent), in the given order. */
+  toResponsesTools(names: readonly string[] = this.names()): FunctionToolParam[] {
+    return names.map((name) => {
+      const tool = this.#tools.get(name);
+      if (tool === undefined) throw new ToolDefinitionError(`Tool ${name} is not registered on this worker`);
+      return {
+        type: 'function',
+        name,
+        description: tool.description,
+        parameters: tool.parameters,
+        strict: true,
+      };
+    });
+  }
+}
