@@ -1,0 +1,2 @@
+export { createActivities } from './create-activities.js';
+export type { ActivityDependencies, KeelActivities } from './create-activities.js';

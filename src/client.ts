@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
+import { formatIssues } from './contract/format-issues.js';
+import { RunInput } from './contract/run-input.js';
+import type { RunInputArgs } from './contract/run-input.js';
+import type { RunResult } from './contract/run-result.js';
+import type { RunState } from './contract/run-state.js';
+import { stateQuery } from './workflows/messages.js';
+import type { agentRun } from './workflows/agent-run.js';
+
+/** A run input was refused before anything was started. */
+export class InvalidRunInputError extends Error {
+  override name = 'InvalidRunInputError';
+}
+
+/** Options for {@link KeelClient.startRun}. */
+export interface StartRunOptions {
+  /** Workflow id; use a business key to make starts idempotent. A random `keel-…` id when absent. */
+  runId?: string;
+}
+
+/** Starts, inspects and cancels agent runs. A run id is the workflow id. */
+export class KeelClient {
+  constructor(
+    /** The Temporal client underneath, for anything this class does not cover. */
+    readonly temporal: Client,
+    readonly taskQueue: string = DEFAULT_TASK_QUEUE,
+  ) {}
+
+  /** Connects with the standard Temporal environment settings (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, …). */
+  static async connect(
+    taskQueue = process.env.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
+  ): Promise<KeelClient> {
+    const { connectionOptions, namespace } = loadClientConnectConfig();
+    const connection = await Connection.connect(connectionOptions);
+    return new KeelClient(new Client({ connection, namespace: namespace ?? 'default' }), taskQueue);
+  }
+
+  /** Validates the input here (so a bad input never starts a run) and starts the run; returns its id. */
+  async startRun(input: RunInputArgs, options: StartRunOptions = {}): Promise<string> {
+    const parsed = RunInput.safeParse(input);
+    if (!parsed.success) {
+      throw new InvalidRunInputError(`Invalid run input:\n${formatIssues(parsed.error).join('\n')}`);
+    }
+    const runId = options.runId ?? `keel-${randomUUID()}`;
+    await this.temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW, {
+      taskQueue: this.taskQueue,
+      workflowId: runId,
+      args: [input],
+      staticSummary: firstLine(parsed.data.task),
+    });
+    return runId;
+  }
+
+  /** Live state of a run (needs a worker to answer the query). */
+  async getRunState(runId: string): Promise<RunState> {
+    return this.handle(runId).query(stateQuery);
+  }
+
+  /** Waits for the run to end. Rejects with `WorkflowFailedError` if it was cancelled or failed to start. */
+  async waitForResult(runId: string): Promise<RunResult> {
+    return this.handle(runId).result();
+  }
+
+  /** Asks the run to stop: the running model call or tool is aborted and the run ends as Canceled. */
+  async cancelRun(runId: string): Promise<void> {
+    await this.handle(runId).cancel();
+  }
+
+  private handle(runId: string): WorkflowHandle<typeof agentRun> {
+    return this.temporal.workflow.getHandle<typeof agentRun>(runId);
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split('\n', 1)[0] ?? '';
+  return line.length > 200 ? line.slice(0, 199) + '…' : line;
+}

@@ -1,0 +1,107 @@
+import { homedir } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
+import type OpenAI from 'openai';
+import { createActivities } from './activities/create-activities.js';
+import { ConfigError, workerConfigFromEnvironment } from './config.js';
+import type { Logger } from './logger.js';
+import { createOpenAIClient } from './model/client.js';
+import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
+import { listDirectory, readFile } from './tools/builtin/index.js';
+import type { Tool } from './tools/define-tool.js';
+import { ToolRegistry } from './tools/registry.js';
+import { Workspace } from './tools/workspace.js';
+
+/** The built-in tools every worker offers unless told otherwise. */
+export const builtinTools: readonly Tool[] = [readFile, listDirectory];
+
+/** Path of the workflow entry point, next to this file (`.ts` under tsx or vitest, `.js` once built). */
+export const workflowsPath = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? './workflows/index.ts' : './workflows/index.js', import.meta.url),
+);
+
+/** Everything {@link createKeelWorker} needs. */
+export interface KeelWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue: string;
+  /** Directory the tools may touch. */
+  workspace: string;
+  /** A configured `openai` client (`maxRetries: 0`, see `createOpenAIClient`). */
+  openai: OpenAI;
+  defaultModel: string;
+  /** Tools to offer; {@link builtinTools} when absent. */
+  tools?: readonly Tool[];
+  /** Values to keep out of observations and history, beyond the worker's secret-looking env variables. */
+  secrets?: readonly string[];
+  logger?: Logger;
+  /** A prebuilt workflow bundle (tests build one per file); bundled from source when absent. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Extra `Worker.create` options (shutdown grace, concurrency). */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+/** Creates a worker hosting the `agentRun` workflow and Keel's activities. */
+export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
+  const workspace = await Workspace.open(options.workspace);
+  const sanitizer = createSanitizer({
+    secrets: [...secretsFromEnvironment(), ...(options.secrets ?? [])],
+    paths: [
+      { path: workspace.root, label: '.' },
+      { path: process.cwd(), label: '<worker>' },
+      { path: homedir(), label: '~' },
+    ],
+  });
+  const activities = createActivities({
+    registry: new ToolRegistry(options.tools ?? builtinTools),
+    workspace,
+    openai: options.openai,
+    defaultModel: options.defaultModel,
+    sanitizer,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace ?? 'default',
+    taskQueue: options.taskQueue,
+    activities,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...options.workerOptions,
+  });
+}
+
+/** Runs a worker configured from the environment until SIGINT/SIGTERM. */
+export async function main(): Promise<void> {
+  const config = workerConfigFromEnvironment();
+  const { connectionOptions, namespace } = loadClientConnectConfig();
+  const connection = await NativeConnection.connect(connectionOptions);
+  try {
+    const worker = await createKeelWorker({
+      connection,
+      namespace: namespace ?? 'default',
+      taskQueue: config.taskQueue,
+      workspace: config.workspace,
+      openai: createOpenAIClient(config.model),
+      defaultModel: config.model.defaultModel,
+      workerOptions: { shutdownGraceTime: `${config.shutdownGraceSeconds}s` },
+    });
+    console.log(
+      `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
+        `server ${connectionOptions.address ?? 'localhost:7233'}), workspace ${config.workspace}, ` +
+        `default model ${config.model.defaultModel}. Ctrl-C to stop.`,
+    );
+    // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves when it is done.
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : error);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,262 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import type { KeelActivities } from '../activities/create-activities.js';
+import {
+  DEFAULT_INSTRUCTIONS,
+  DEFAULT_TOOL_TIMEOUT_SECONDS,
+  MODEL_MAX_ATTEMPTS,
+  TOOL_ACTIVITY_GRACE_SECONDS,
+  TOOL_MAX_ATTEMPTS,
+} from '../contract/defaults.js';
+import { formatIssues } from '../contract/format-issues.js';
+import type { ModelInput, ModelRequest } from '../contract/model-request.js';
+import type { ModelTurn } from '../contract/model-turn.js';
+import type { Observation } from '../contract/observation.js';
+import { RunInput } from '../contract/run-input.js';
+import type { RunInputArgs } from '../contract/run-input.js';
+import type { RunResult } from '../contract/run-result.js';
+import type { RunState } from '../contract/run-state.js';
+import type { ToolCall } from '../contract/tool-call.js';
+import type { ToolInfo, WorkerProfile } from '../contract/tool-info.js';
+import { addUsage, emptyUsage } from '../contract/usage.js';
+import { stateQuery } from './messages.js';
+import { toolCallSummary } from './tool-summary.js';
+
+/** Distributes `Omit` over the result union, so each variant keeps its own fields. */
+type Ending = RunResult extends infer Variant
+  ? Variant extends RunResult
+    ? Omit<Variant, 'turns' | 'toolCalls' | 'usage' | 'lastResponseId' | 'model'>
+    : never
+  : never;
+
+/**
+ * The agent loop: model turn → tool calls → model turn, until the model answers without calls, the
+ * turn limit is reached, or a fault ends it. Deterministic: every model turn and tool call is an
+ * activity, so all the loop knows is in history and a new worker continues where the old one stopped.
+ */
+export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
+  const input = parseInput(rawInput);
+  const state: RunState = {
+    phase: 'starting',
+    turn: 0,
+    maxTurns: input.maxTurns,
+    model: input.model ?? null,
+    pendingCalls: [],
+    toolCalls: 0,
+    usage: emptyUsage,
+    usageByTurn: [],
+    lastResponseId: null,
+    result: null,
+  };
+  setHandler(stateQuery, () => state);
+
+  const { describeWorker } = proxyActivities<KeelActivities>({
+    startToCloseTimeout: '30s',
+    retry: { maximumAttempts: 5 },
+    summary: 'load tools',
+  });
+  const profile = await describeWorker();
+  const tools = chooseTools(input, profile);
+  const model = input.model ?? profile.defaultModel;
+  state.model = model;
+
+  const finish = (ending: Ending): RunResult => {
+    const result = {
+      ...ending,
+      turns: state.turn,
+      toolCalls: state.toolCalls,
+      usage: state.usage,
+      lastResponseId: state.lastResponseId,
+      model,
+    };
+    state.phase = 'finished';
+    state.pendingCalls = [];
+    state.result = result;
+    log.info('Run finished', { status: result.status, turns: result.turns });
+    return result;
+  };
+
+  let modelInput: ModelInput = { kind: 'task', task: input.task };
+  let lastText = '';
+  for (;;) {
+    if (state.turn >= input.maxTurns) return finish({ status: 'max_turns', lastText });
+    state.turn += 1;
+    state.phase = 'thinking';
+    let turn: ModelTurn;
+    try {
+      turn = await callModel(input, {
+        model,
+        instructions: input.instructions ?? DEFAULT_INSTRUCTIONS,
+        turn: state.turn,
+        input: modelInput,
+        tools: tools.map((tool) => tool.name),
+        parallelToolCalls: input.parallelToolCalls,
+        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
+        ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
+      });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      return finish(failure('model turn', error));
+    }
+    state.usage = addUsage(state.usage, turn.usage);
+    state.usageByTurn.push(turn.usage);
+    state.lastResponseId = turn.responseId;
+    if (turn.text !== '') lastText = turn.text;
+
+    if (turn.toolCalls.length === 0) {
+      if (turn.status === 'incomplete') {
+        return finish({
+          status: 'incomplete',
+          reason: turn.incompleteReason ?? 'unknown',
+          partialText: turn.text,
+        });
+      }
+      return finish({ status: 'completed', finalText: turn.text });
+    }
+    if (state.turn >= input.maxTurns) return finish({ status: 'max_turns', lastText });
+
+    state.phase = 'acting';
+    state.pendingCalls = turn.toolCalls.map(({ callId, name }) => ({ callId, name }));
+    let observations: Observation[];
+    if (turn.status === 'incomplete') {
+      // The output was cut off, so the last call's arguments may be truncated: run none of them.
+      observations = turn.toolCalls.map((call) => notExecuted(call, turn.incompleteReason));
+      state.pendingCalls = [];
+    } else {
+      try {
+        observations = await runToolCalls(turn.toolCalls, tools, input, state);
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        return finish(failure('tool call', error));
+      }
+    }
+    state.toolCalls += observations.length;
+    modelInput = { kind: 'observations', previousResponseId: turn.responseId, observations };
+  }
+}
+
+function parseInput(rawInput: unknown): RunInput {
+  const parsed = RunInput.safeParse(rawInput);
+  if (parsed.success) return parsed.data;
+  // A non-retryable failure ends the run at once; a plain Error would retry the workflow task forever.
+  throw ApplicationFailure.create({
+    type: 'KeelError.InvalidInput',
+    message: `Invalid run input:\n${formatIssues(parsed.error).join('\n')}`,
+    nonRetryable: true,
+  });
+}
+
+function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
+  if (input.tools === undefined) return profile.tools;
+  const byName = new Map(profile.tools.map((tool) => [tool.name, tool]));
+  const missing = input.tools.filter((name) => !byName.has(name));
+  if (missing.length > 0) {
+    throw ApplicationFailure.create({
+      type: 'KeelError.InvalidInput',
+      message: `Invalid run input:\ntools: unknown tool(s) ${missing.join(', ')}; this worker has ${
+        profile.tools.map((tool) => tool.name).join(', ') || 'no tools'
+      }`,
+      nonRetryable: true,
+    });
+  }
+  return input.tools.map((name) => byName.get(name) as ToolInfo);
+}
+
+async function callModel(input: RunInput, request: ModelRequest): Promise<ModelTurn> {
+  const activities = proxyActivities<KeelActivities>({
+    startToCloseTimeout: `${input.modelTimeoutSeconds}s`,
+    heartbeatTimeout: `${input.heartbeatTimeoutSeconds}s`,
+    retry: {
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumInterval: '1m',
+      maximumAttempts: MODEL_MAX_ATTEMPTS,
+    },
+    summary: `model turn ${request.turn}`,
+  });
+  return activities.callModel(request);
+}
+
+/**
+ * Runs the calls in the order the model emitted them and returns one observation per call, in that
+ * order. With parallel calls allowed, consecutive read-only calls run together.
+ */
+async function runToolCalls(
+  calls: readonly ToolCall[],
+  tools: readonly ToolInfo[],
+  input: RunInput,
+  state: RunState,
+): Promise<Observation[]> {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const allowedTools = tools.map((tool) => tool.name);
+  const run = async (call: ToolCall): Promise<Observation> => {
+    const timeoutSeconds = byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
+    const activities = proxyActivities<KeelActivities>({
+      startToCloseTimeout: `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s`,
+      heartbeatTimeout: `${input.heartbeatTimeoutSeconds}s`,
+      retry: {
+        initialInterval: '1s',
+        backoffCoefficient: 2,
+        maximumInterval: '30s',
+        maximumAttempts: TOOL_MAX_ATTEMPTS,
+      },
+      summary: toolCallSummary(call),
+    });
+    const observation = await activities.executeTool({
+      call,
+      allowedTools,
+      outputCharLimit: input.observationCharLimit,
+    });
+    state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
+    return observation;
+  };
+  const observations: Observation[] = [];
+  for (let index = 0; index < calls.length;) {
+    const batch = [calls[index] as ToolCall];
+    const parallel = (call: ToolCall): boolean =>
+      input.parallelToolCalls && byName.get(call.name)?.readOnly === true;
+    if (parallel(batch[0] as ToolCall)) {
+      while (index + batch.length < calls.length && parallel(calls[index + batch.length] as ToolCall)) {
+        batch.push(calls[index + batch.length] as ToolCall);
+      }
+    }
+    observations.push(...(await Promise.all(batch.map(run))));
+    index += batch.length;
+  }
+  return observations;
+}
+
+function notExecuted(call: ToolCall, reason: string | null): Observation {
+  return {
+    callId: call.callId,
+    ok: false,
+    error: 'not_executed',
+    message:
+      `Your response was cut off (${reason ?? 'incomplete'}) before it was finished, so this call was not run: ` +
+      'its arguments may be truncated. Make the call again, with shorter arguments if they were long.',
+  };
+}
+
+/** Turns an activity's final failure into a `failed` result with a readable reason. */
+function failure(step: string, error: unknown): Ending {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) {
+    return { status: 'failed', reason: cause.message, errorType: cause.type ?? 'ApplicationFailure' };
+  }
+  if (cause instanceof TimeoutFailure) {
+    return {
+      status: 'failed',
+      reason: `The ${step} timed out (${cause.timeoutType}) on every attempt`,
+      errorType: 'KeelError.Timeout',
+    };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { status: 'failed', reason: `The ${step} failed: ${message}`, errorType: 'KeelError.Unexpected' };
+}

@@ -1,0 +1,2 @@
+export { agentRun } from './agent-run.js';
+export { stateQuery } from './messages.js';
