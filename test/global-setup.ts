@@ -1,0 +1,67 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { workflowsPath } from '../src/worker.js';
+import { locateTemporalCli } from './support/temporal-cli.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    temporalNamespace: string;
+    /** Path of the workflow bundle built once for the whole test run. */
+    workflowBundlePath: string;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** One ephemeral Temporal dev server and one workflow bundle for the whole test run. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const executable = await locateTemporalCli();
+  const port = await freePort();
+  const environment = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable,
+      ip: '127.0.0.1',
+      port,
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  const directory = await mkdtemp(path.join(tmpdir(), 'keel-test-'));
+  const bundlePath = path.join(directory, 'workflow-bundle.js');
+  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  await writeFile(bundlePath, bundle.code);
+
+  project.provide('temporalAddress', `127.0.0.1:${port}`);
+  project.provide('temporalNamespace', environment.namespace ?? 'default');
+  project.provide('workflowBundlePath', bundlePath);
+  return async () => {
+    await environment.teardown();
+    await rm(directory, { recursive: true, force: true });
+  };
+}
+
+const ignore = (): void => undefined;
+const quietLogger = {
+  log: ignore,
+  trace: ignore,
+  debug: ignore,
+  info: ignore,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { Worker, WorkerOptions } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { KeelClient } from '../../src/client.js';
+import type { Logger } from '../../src/logger.js';
+import { createOpenAIClient } from '../../src/model/client.js';
+import type { Tool } from '../../src/tools/define-tool.js';
+import { builtinTools, createKeelWorker } from '../../src/worker.js';
+import type { ScriptedModel } from './scripted-model.js';
+
+// Expected failures (invalid inputs, failed attempts) log at WARN with stacks; keep test output to real errors.
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+/** The API key test workers send; tests check it never reaches history or the model. */
+export const TEST_API_KEY = 'sk-test-4f9c2a7e1b8d3c6f';
+
+/** Connections to the test run's Temporal dev server. */
+export interface TestServer {
+  connection: NativeConnection;
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** Connects to the dev server that the global setup started. */
+export async function connectTestServer(): Promise<TestServer> {
+  const address = inject('temporalAddress');
+  const namespace = inject('temporalNamespace');
+  const connection = await NativeConnection.connect({ address });
+  const clientConnection = await Connection.connect({ address });
+  const client = new Client({ connection: clientConnection, namespace });
+  return {
+    connection,
+    client,
+    async close() {
+      await clientConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+/** A log that keeps every entry, for asserting what reached the worker log. */
+export class RecordingLogger implements Logger {
+  readonly entries: Array<{ level: string; message: string; meta?: Record<string, unknown> }> = [];
+  debug(message: string, meta?: Record<string, unknown>): void {
+    this.entries.push({ level: 'debug', message, ...(meta ? { meta } : {}) });
+  }
+  info(message: string, meta?: Record<string, unknown>): void {
+    this.entries.push({ level: 'info', message, ...(meta ? { meta } : {}) });
+  }
+  warn(message: string, meta?: Record<string, unknown>): void {
+    this.entries.push({ level: 'warn', message, ...(meta ? { meta } : {}) });
+  }
+  error(message: string, meta?: Record<string, unknown>): void {
+    this.entries.push({ level: 'error', message, ...(meta ? { meta } : {}) });
+  }
+}
+
+/** A temporary directory to use as a workspace. */
+export async function temporaryWorkspace(): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), 'keel-workspace-'));
+}
+
+/** Options for {@link startTestWorker}. */
+export interface TestWorkerOptions {
+  model: ScriptedModel;
+  tools?: readonly Tool[];
+  workspace?: string;
+  taskQueue?: string;
+  logger?: Logger;
+  secrets?: readonly string[];
+  defaultModel?: string;
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+/** A Keel worker on its own task queue, talking to the scripted model through the real `openai` SDK. */
+export async function startTestWorker(
+  server: TestServer,
+  options: TestWorkerOptions,
+): Promise<{
+  worker: Worker;
+  taskQueue: string;
+  keel: KeelClient;
+}> {
+  const taskQueue = options.taskQueue ?? `keel-test-${randomUUID()}`;
+  const worker = await createKeelWorker({
+    connection: server.connection,
+    namespace: inject('temporalNamespace'),
+    taskQueue,
+    workspace: options.workspace ?? (await temporaryWorkspace()),
+    openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: options.model.url, defaultModel: 'unused' }),
+    defaultModel: options.defaultModel ?? 'scripted-model',
+    tools: options.tools ?? builtinTools,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
+  });
+  return { worker, taskQueue, keel: new KeelClient(server.client, taskQueue) };
+}
+
+/** Runs `body` while a test worker polls; the worker is shut down afterwards. */
+export async function withTestWorker<T>(
+  server: TestServer,
+  options: TestWorkerOptions,
+  body: (context: { keel: KeelClient; taskQueue: string; worker: Worker }) => Promise<T>,
+): Promise<T> {
+  const context = await startTestWorker(server, options);
+  return context.worker.runUntil(body(context));
+}
