@@ -42,10 +42,18 @@ export function createActivities(dependencies: ActivityDependencies) {
     async callModel(request: ModelRequest): Promise<ModelTurn> {
       const context = Context.current();
       const signal = context.cancellationSignal;
+      const missing = request.tools.filter((name) => registry.get(name) === undefined);
+      if (missing.length > 0) {
+        // A worker without the run's tools (a deploy removed them) cannot serve it; retrying here won't help.
+        throw ApplicationFailure.create({
+          type: 'KeelError.ToolUnavailable',
+          message: `This worker does not have the tool(s) ${missing.join(', ')} that the run offers to the model`,
+          nonRetryable: true,
+        });
+      }
+      const tools = registry.toResponsesTools(request.tools);
       try {
-        return await withHeartbeats(() =>
-          callResponses(openai, request, registry.toResponsesTools(request.tools), { signal }),
-        );
+        return await withHeartbeats(() => callResponses(openai, request, tools, { signal }));
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const failure = classifyModelError(error, {

@@ -1,3 +1,4 @@
+import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
 import type { ToolInfo } from '../contract/tool-info.js';
 import { ToolDefinitionError } from './define-tool.js';
 import type { Tool } from './define-tool.js';
@@ -17,6 +18,11 @@ export class ToolRegistry {
 
   constructor(tools: readonly Tool[]) {
     for (const tool of tools) {
+      if (!TOOL_NAME_PATTERN.test(tool.name)) {
+        throw new ToolDefinitionError(
+          `Tool name ${JSON.stringify(tool.name)} is invalid: use 1-64 letters, digits, '_' or '-'`,
+        );
+      }
       if (this.#tools.has(tool.name)) throw new ToolDefinitionError(`Tool ${tool.name} is registered twice`);
       this.#tools.set(tool.name, tool);
     }
