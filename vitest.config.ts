@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
     // Native Temporal workers crash under worker_threads (sdk-typescript#876): isolate test files in processes.
     pool: 'forks',
     maxWorkers: 2,

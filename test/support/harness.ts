@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { Worker, WorkerOptions } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { KeelClient } from '../../src/client.js';
@@ -12,9 +12,6 @@ import { createOpenAIClient } from '../../src/model/client.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import { builtinTools, createKeelWorker } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
-
-// Expected failures (invalid inputs, failed attempts) log at WARN with stacks; keep test output to real errors.
-Runtime.install({ logger: new DefaultLogger('ERROR') });
 
 /** The API key test workers send; tests check it never reaches history or the model. */
 export const TEST_API_KEY = 'sk-test-4f9c2a7e1b8d3c6f';
