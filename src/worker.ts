@@ -45,7 +45,9 @@ export interface KeelWorkerOptions {
 
 /** Creates a worker hosting the `agentRun` workflow and Keel's activities. */
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
-  const workspace = await Workspace.open(options.workspace);
+  const workspace = await Workspace.open(options.workspace).catch((error: unknown) => {
+    throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
+  });
   const sanitizer = createSanitizer({
     secrets: [...secretsFromEnvironment(), ...(options.secrets ?? [])],
     paths: [
@@ -76,7 +78,13 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
 export async function main(): Promise<void> {
   const config = workerConfigFromEnvironment();
   const { connectionOptions, namespace } = loadClientConnectConfig();
-  const connection = await NativeConnection.connect(connectionOptions);
+  const address = connectionOptions.address ?? 'localhost:7233';
+  const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {
+    throw new ConfigError(
+      `Could not connect to Temporal at ${address} (${(error as Error).message.split('\n')[0]}). ` +
+        'Start one with `temporal server start-dev`, or set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, TEMPORAL_API_KEY).',
+    );
+  });
   try {
     const worker = await createKeelWorker({
       connection,
@@ -89,7 +97,7 @@ export async function main(): Promise<void> {
     });
     console.log(
       `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
-        `server ${connectionOptions.address ?? 'localhost:7233'}), workspace ${config.workspace}, ` +
+        `server ${address}), workspace ${config.workspace}, ` +
         `default model ${config.model.defaultModel}. Ctrl-C to stop.`,
     );
     // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves when it is done.
