@@ -27,7 +27,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
         '(for another Responses-compatible server, with OPENAI_API_KEY if it needs one).',
     );
   }
-  const grace = environment.KEEL_SHUTDOWN_GRACE_SECONDS ?? '10';
+  const grace = environment.KEEL_SHUTDOWN_GRACE_SECONDS?.trim() || '10';
   const shutdownGraceSeconds = Number(grace);
   if (!Number.isFinite(shutdownGraceSeconds) || shutdownGraceSeconds < 0) {
     throw new ConfigError(

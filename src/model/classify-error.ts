@@ -18,7 +18,10 @@ export interface ModelCallContext {
  * 5xx, connection errors and timeouts are retryable; other 4xx end the run with a clear reason.
  */
 export function classifyModelError(error: unknown, context: ModelCallContext): ModelError {
-  if (error instanceof ModelError) return error;
+  // Text from the server (a failed response's message) is cleaned like any other before it is stored.
+  if (error instanceof ModelError) {
+    return new ModelError(error.type, context.clean(error.message), error.retryable, error.retryAfterMs);
+  }
   if (error instanceof APIConnectionTimeoutError) {
     return new ModelError(
       'ModelError.Timeout',
@@ -43,7 +46,7 @@ export function classifyModelError(error: unknown, context: ModelCallContext): M
 
 function classifyStatus(error: APIError<number, Headers | undefined>, context: ModelCallContext): ModelError {
   const status = error.status;
-  const detail = context.clean(apiMessage(error));
+  const detail = context.clean(apiMessage(error)).replace(/\.+$/, '');
   const prefix = `The model server ${context.host} answered ${status}`;
   const shouldRetry = error.headers?.get('x-should-retry');
   if (status === 429) {
@@ -73,7 +76,7 @@ function classifyStatus(error: APIError<number, Headers | undefined>, context: M
   const [type, hint] = CLIENT_ERRORS[status] ?? ['ModelError.ClientError', ''];
   return new ModelError(
     type,
-    `${prefix}: ${detail}${hint.replace('{model}', context.model)}`,
+    `${prefix}: ${detail}${hint.replace('{model}', () => context.model)}`,
     shouldRetry === 'true',
   );
 }
@@ -97,13 +100,12 @@ function apiMessage(error: APIError): string {
 export function retryAfter(headers: Headers | undefined, now: number = Date.now()): number | undefined {
   if (headers === undefined) return undefined;
   let delay: number | undefined;
-  const milliseconds = Number.parseFloat(headers.get('retry-after-ms') ?? '');
-  if (Number.isFinite(milliseconds)) delay = milliseconds;
+  const milliseconds = headers.get('retry-after-ms');
+  if (milliseconds !== null && /^\s*\d+(\.\d+)?\s*$/.test(milliseconds)) delay = Number(milliseconds);
   else {
     const value = headers.get('retry-after');
     if (value !== null) {
-      const seconds = Number.parseFloat(value);
-      delay = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - now;
+      delay = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
     }
   }
   if (delay === undefined || !Number.isFinite(delay) || delay < 0) return undefined;
