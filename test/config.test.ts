@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, workerConfigFromEnvironment } from '../src/config.js';
+
+/** The ConfigError `run` throws; fails the test when it throws nothing or something else. */
+function configError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError, but nothing was thrown');
+}
+
+const withKey = { OPENAI_API_KEY: 'sk-test-key' };
+
+describe('workerConfigFromEnvironment', () => {
+  it('refuses to start without OPENAI_API_KEY or OPENAI_BASE_URL, naming both', () => {
+    const error = configError(() => workerConfigFromEnvironment({}));
+
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toContain('OPENAI_API_KEY');
+    expect(error.message).toContain('OPENAI_BASE_URL');
+  });
+
+  it('treats empty OPENAI_API_KEY and OPENAI_BASE_URL as missing', () => {
+    const error = configError(() =>
+      workerConfigFromEnvironment({ OPENAI_API_KEY: '', OPENAI_BASE_URL: ' ' }),
+    );
+
+    expect(error.message).toContain('OPENAI_API_KEY');
+  });
+
+  it('starts with only OPENAI_BASE_URL, for servers that need no key', () => {
+    const config = workerConfigFromEnvironment({ OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' });
+
+    expect(config.model.baseURL).toBe('http://127.0.0.1:8080/v1');
+    expect(config.model.apiKey).toBeUndefined();
+  });
+
+  it('uses the defaults: task queue keel, the current directory, 10 seconds of grace', () => {
+    const config = workerConfigFromEnvironment(withKey);
+
+    expect(config).toEqual({
+      taskQueue: 'keel',
+      workspace: process.cwd(),
+      shutdownGraceSeconds: 10,
+      model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini' },
+    });
+  });
+
+  it('reads the task queue, workspace, grace period and model, trimmed', () => {
+    const config = workerConfigFromEnvironment({
+      ...withKey,
+      KEEL_TASK_QUEUE: ' agents ',
+      KEEL_WORKSPACE: '/srv/workspace ',
+      KEEL_SHUTDOWN_GRACE_SECONDS: '30',
+      KEEL_MODEL: 'gpt-custom',
+    });
+
+    expect(config.taskQueue).toBe('agents');
+    expect(config.workspace).toBe('/srv/workspace');
+    expect(config.shutdownGraceSeconds).toBe(30);
+    expect(config.model.defaultModel).toBe('gpt-custom');
+  });
+
+  it('falls back to the defaults for an empty task queue and workspace', () => {
+    const config = workerConfigFromEnvironment({ ...withKey, KEEL_TASK_QUEUE: '', KEEL_WORKSPACE: '  ' });
+
+    expect(config.taskQueue).toBe('keel');
+    expect(config.workspace).toBe(process.cwd());
+  });
+
+  it('accepts zero seconds of grace when asked for explicitly', () => {
+    expect(
+      workerConfigFromEnvironment({ ...withKey, KEEL_SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds,
+    ).toBe(0);
+  });
+
+  it('falls back to 10 seconds of grace when KEEL_SHUTDOWN_GRACE_SECONDS is empty, like the other settings', () => {
+    expect(
+      workerConfigFromEnvironment({ ...withKey, KEEL_SHUTDOWN_GRACE_SECONDS: '' }).shutdownGraceSeconds,
+    ).toBe(10);
+  });
+
+  it.each(['ten', '-1', 'Infinity', '10s'])('refuses KEEL_SHUTDOWN_GRACE_SECONDS=%j, quoting it', (value) => {
+    const error = configError(() =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_SHUTDOWN_GRACE_SECONDS: value }),
+    );
+
+    expect(error.message).toContain('KEEL_SHUTDOWN_GRACE_SECONDS');
+    expect(error.message).toContain(JSON.stringify(value));
+  });
+});

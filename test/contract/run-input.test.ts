@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { formatIssues } from '../../src/contract/format-issues.js';
+import { RunInput } from '../../src/contract/run-input.js';
+import type { RunInputArgs } from '../../src/contract/run-input.js';
+
+/** The `path: message` lines of a refused input; fails the test when the input is accepted. */
+function refusal(input: unknown): string[] {
+  const parsed = RunInput.safeParse(input);
+  if (parsed.success) throw new Error(`expected the input to be refused: ${JSON.stringify(input)}`);
+  return formatIssues(parsed.error);
+}
+
+describe('RunInput', () => {
+  it('fills in the defaults when only the task is given', () => {
+    const input = RunInput.parse({ task: 'List the files.' });
+
+    expect(input).toEqual({
+      task: 'List the files.',
+      maxTurns: 20,
+      parallelToolCalls: false,
+      observationCharLimit: 12_000,
+      modelTimeoutSeconds: 600,
+      heartbeatTimeoutSeconds: 10,
+    });
+    expect(input.instructions).toBeUndefined();
+    expect(input.model).toBeUndefined();
+    expect(input.tools).toBeUndefined();
+  });
+
+  it('keeps every value the caller sets', () => {
+    const args: RunInputArgs = {
+      task: 'Summarise README.md.',
+      instructions: 'Answer in one line.',
+      model: 'gpt-custom',
+      maxTurns: 3,
+      tools: ['read_file', 'list_directory'],
+      parallelToolCalls: true,
+      maxOutputTokens: 1024,
+      reasoningEffort: 'high',
+      observationCharLimit: 500,
+      modelTimeoutSeconds: 30,
+      heartbeatTimeoutSeconds: 5,
+    };
+
+    expect(RunInput.parse(args)).toEqual(args);
+  });
+
+  it('trims the task', () => {
+    expect(RunInput.parse({ task: '  List the files.\n' }).task).toBe('List the files.');
+  });
+
+  it('refuses unknown keys, so a typo is an error', () => {
+    expect(refusal({ task: 'List the files.', maxTurn: 5 })).toEqual([
+      expect.stringMatching(/^\(root\): .*"maxTurn"/),
+    ]);
+  });
+
+  it.each(['', '   ', '\n\t'])('refuses the empty or blank task %j', (task) => {
+    expect(refusal({ task })).toEqual(['task: must describe the task']);
+  });
+
+  it('refuses an input without a task', () => {
+    expect(refusal({})).toEqual([expect.stringMatching(/^task: /)]);
+  });
+
+  it.each([1, 20, 1000])('accepts maxTurns %i', (maxTurns) => {
+    expect(RunInput.parse({ task: 'Go.', maxTurns }).maxTurns).toBe(maxTurns);
+  });
+
+  it.each([0, -1, 1001, 2.5])('refuses maxTurns %d', (maxTurns) => {
+    expect(refusal({ task: 'Go.', maxTurns })).toEqual([expect.stringMatching(/^maxTurns: /)]);
+  });
+
+  it('refuses a tool named twice', () => {
+    expect(refusal({ task: 'Go.', tools: ['read_file', 'echo', 'read_file'] })).toEqual([
+      'tools: must not repeat a tool',
+    ]);
+  });
+
+  it.each(['read file', '', 'a'.repeat(65), 'tool.name'])('refuses the invalid tool name %j', (name) => {
+    expect(refusal({ task: 'Go.', tools: ['echo', name] })).toEqual(['tools[1]: is not a valid tool name']);
+  });
+
+  it('accepts an empty tool list, which offers the model no tools', () => {
+    expect(RunInput.parse({ task: 'Go.', tools: [] }).tools).toEqual([]);
+  });
+
+  it('refuses an observation limit below 100 characters', () => {
+    expect(refusal({ task: 'Go.', observationCharLimit: 99 })).toEqual([
+      expect.stringMatching(/^observationCharLimit: /),
+    ]);
+  });
+
+  it('refuses an unknown reasoning effort', () => {
+    expect(refusal({ task: 'Go.', reasoningEffort: 'maximum' })).toEqual([
+      expect.stringMatching(/^reasoningEffort: /),
+    ]);
+  });
+});

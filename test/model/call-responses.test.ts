@@ -1,0 +1,275 @@
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ModelRequest } from '../../src/contract/model-request.js';
+import { buildResponsesRequest } from '../../src/model/build-request.js';
+import { callResponses } from '../../src/model/call-responses.js';
+import { classifyModelError } from '../../src/model/classify-error.js';
+import { createOpenAIClient } from '../../src/model/client.js';
+import { ModelError } from '../../src/model/model-error.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { deferred } from '../support/deferred.js';
+
+/** A request as it reached the loopback server. */
+interface ReceivedRequest {
+  method: string | undefined;
+  url: string | undefined;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+type Respond = (request: IncomingMessage, response: ServerResponse) => void;
+
+let server: Server;
+let baseURL: string;
+let received: ReceivedRequest[];
+let respond: Respond;
+let requestArrived = deferred();
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      received.push({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: text === '' ? undefined : (JSON.parse(text) as unknown),
+      });
+      respond(request, response);
+      requestArrived.resolve();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+});
+
+beforeEach(() => {
+  received = [];
+  requestArrived = deferred();
+  respond = () => {
+    throw new Error('the test did not say how the server should answer');
+  };
+});
+
+function answerJson(status: number, body: unknown, headers: Record<string, string> = {}): Respond {
+  return (_request, response) => {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(JSON.stringify(body));
+  };
+}
+
+const registry = new ToolRegistry([
+  defineTool({
+    name: 'echo',
+    description: 'Echo the text back.',
+    schema: z.object({ text: z.string() }),
+    readOnly: true,
+    execute: ({ text }) => text,
+  }),
+]);
+const tools = registry.toResponsesTools();
+
+const request: ModelRequest = {
+  model: 'gpt-test',
+  instructions: 'Be careful.',
+  turn: 1,
+  input: { kind: 'task', task: 'Echo hello.' },
+  tools: ['echo'],
+  parallelToolCalls: false,
+  maxOutputTokens: 512,
+};
+
+const completedResponse = {
+  id: 'resp_loopback',
+  object: 'response',
+  created_at: 1_700_000_000,
+  model: 'gpt-test-2030-01-01',
+  status: 'completed',
+  error: null,
+  incomplete_details: null,
+  output: [
+    {
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Calling echo.', annotations: [] }],
+    },
+    {
+      type: 'function_call',
+      id: 'fc_1',
+      call_id: 'call_1',
+      name: 'echo',
+      arguments: '{"text":"hello"}',
+      status: 'completed',
+    },
+  ],
+  usage: {
+    input_tokens: 40,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 12,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 52,
+  },
+};
+
+const context = (clean: (text: string) => string = (text) => text) => ({
+  model: request.model,
+  host: new URL(baseURL).host,
+  clean,
+});
+
+describe('callResponses', () => {
+  it('posts the built request to /v1/responses with the key and returns the parsed turn', async () => {
+    respond = answerJson(200, completedResponse);
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+
+    const turn = await callResponses(client, request, tools);
+
+    expect(received).toHaveLength(1);
+    const [arrived] = received;
+    expect(arrived?.method).toBe('POST');
+    expect(arrived?.url).toBe('/v1/responses');
+    expect(arrived?.headers.authorization).toBe('Bearer sk-loopback-key');
+    expect(arrived?.body).toEqual(JSON.parse(JSON.stringify(buildResponsesRequest(request, tools))));
+    expect(arrived?.body).toMatchObject({
+      model: 'gpt-test',
+      instructions: 'Be careful.',
+      input: [{ type: 'message', role: 'user', content: 'Echo hello.' }],
+      tools: [{ type: 'function', name: 'echo', strict: true }],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      max_output_tokens: 512,
+      store: true,
+    });
+    expect(turn).toEqual({
+      responseId: 'resp_loopback',
+      model: 'gpt-test-2030-01-01',
+      status: 'completed',
+      incompleteReason: null,
+      text: 'Calling echo.',
+      toolCalls: [{ callId: 'call_1', name: 'echo', argumentsJson: '{"text":"hello"}' }],
+      usage: { inputTokens: 40, cachedInputTokens: 0, outputTokens: 12, reasoningTokens: 0, totalTokens: 52 },
+    });
+  });
+
+  it('sends a placeholder key when none is configured, so keyless servers still work', async () => {
+    respond = answerJson(200, completedResponse);
+    const client = createOpenAIClient({ apiKey: undefined, baseURL, defaultModel: 'unused' });
+
+    await callResponses(client, request, tools);
+
+    expect(received[0]?.headers.authorization).toBe('Bearer not-set');
+  });
+
+  it('makes exactly one request on a 500 and rejects with the APIError, leaving retries to Temporal', async () => {
+    respond = answerJson(500, { error: { message: 'The server had an error', type: 'server_error' } });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+
+    const error = await callResponses(client, request, tools).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+
+    expect(received).toHaveLength(1);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBe(500);
+    const failure = classifyModelError(error, context());
+    expect(failure.type).toBe('ModelError.ServerError');
+    expect(failure.retryable).toBe(true);
+  });
+
+  it('does not retry a 429 itself and hands its retry-after to the classification', async () => {
+    respond = answerJson(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '2' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+
+    const error = await callResponses(client, request, tools).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+
+    expect(received).toHaveLength(1);
+    const failure = classifyModelError(error, context());
+    expect(failure.type).toBe('ModelError.RateLimit');
+    expect(failure.retryAfterMs).toBe(2000);
+  });
+
+  it('rejects with a connection error, once, when the server drops the connection', async () => {
+    respond = (incoming) => incoming.socket.destroy();
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+
+    const error = await callResponses(client, request, tools).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+
+    expect(received).toHaveLength(1);
+    expect(error).toBeInstanceOf(APIConnectionError);
+    expect(classifyModelError(error, context()).type).toBe('ModelError.Connection');
+  });
+
+  it('rejects when the passed AbortSignal is aborted while the request is in flight', async () => {
+    respond = () => undefined; // never answers
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const controller = new AbortController();
+
+    const call = callResponses(client, request, tools, { signal: controller.signal });
+    await Promise.race([requestArrived.promise, call]);
+    controller.abort();
+
+    await expect(call).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(received).toHaveLength(1);
+  });
+
+  it('rejects with a timeout error when the server does not answer within timeoutMs', async () => {
+    respond = () => undefined; // never answers
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+
+    const error = await callResponses(client, request, tools, { timeoutMs: 200 }).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+
+    expect(error).toBeInstanceOf(APIConnectionTimeoutError);
+    expect(received).toHaveLength(1);
+    expect(classifyModelError(error, context()).type).toBe('ModelError.Timeout');
+  });
+
+  it('cleans server text of a failed response before it reaches the classified failure', async () => {
+    const secret = 'sk-leaked-0123456789';
+    respond = answerJson(200, {
+      ...completedResponse,
+      status: 'failed',
+      output: [],
+      error: { code: 'invalid_prompt', message: `Prompt rejected; it contains ${secret}` },
+    });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+
+    const error = await callResponses(client, request, tools).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+
+    expect(error).toBeInstanceOf(ModelError);
+    // callModel stores exactly this message in workflow history.
+    const failure = classifyModelError(
+      error,
+      context((text) => text.split(secret).join('[redacted]')),
+    );
+    expect(failure.type).toBe('ModelError.ResponseFailed');
+    expect(failure.retryable).toBe(false);
+    expect(failure.message).not.toContain(secret);
+  });
+});
