@@ -153,34 +153,67 @@ function prepare(
 ): unknown {
   const resolved = resolveRef(node, root);
   if (resolved === undefined || value === null || typeof value !== 'object') return value;
+  const union = (resolved.anyOf ?? resolved.oneOf) as JsonSchema[] | undefined;
+  if (Array.isArray(union)) {
+    const branch = chooseBranch(value, union, root);
+    return branch === undefined ? value : prepare(value, branch, root, path, unknownKeys);
+  }
   if (Array.isArray(value)) {
     const items = resolved.items as JsonSchema | undefined;
     return items === undefined
       ? value
       : value.map((item, index) => prepare(item, items, root, `${path}[${index}]`, unknownKeys));
   }
-  const union = (resolved.anyOf ?? resolved.oneOf) as JsonSchema[] | undefined;
-  if (Array.isArray(union)) {
-    // Follow the one object branch; unions of several objects are left for zod to judge.
-    const objectBranches = union
-      .map((branch) => resolveRef(branch, root))
-      .filter((branch) => branch?.properties !== undefined);
-    return objectBranches.length === 1 ? prepare(value, objectBranches[0], root, path, unknownKeys) : value;
-  }
   const properties = resolved.properties as Record<string, JsonSchema> | undefined;
   if (properties === undefined) return value;
   const required = new Set((resolved.required ?? []) as string[]);
   const result: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-    const propertySchema = properties[key];
+    // Own properties only: `constructor` or `__proto__` must not pass for declared keys.
+    const propertySchema = Object.hasOwn(properties, key) ? properties[key] : undefined;
     if (propertySchema === undefined) {
       unknownKeys.push(`${path === '' ? '(root)' : path}: unknown key ${JSON.stringify(key)}`);
       continue;
     }
     if (child === null && !required.has(key) && !acceptsNull(resolveRef(propertySchema, root))) continue;
-    result[key] = prepare(child, propertySchema, root, path === '' ? key : `${path}.${key}`, unknownKeys);
+    const prepared = prepare(child, propertySchema, root, path === '' ? key : `${path}.${key}`, unknownKeys);
+    Object.defineProperty(result, key, {
+      value: prepared,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return result;
+}
+
+/**
+ * The union branch a value belongs to: among branches of the value's JSON kind (object or array),
+ * the one whose `const`/`enum` properties the value matches (a discriminator), preferring the branch
+ * that declares the most of the value's keys. Undefined when none fits; zod then judges the value.
+ */
+function chooseBranch(value: object, union: readonly JsonSchema[], root: JsonSchema): JsonSchema | undefined {
+  const branches = union.map((branch) => resolveRef(branch, root)).filter((branch) => branch !== undefined);
+  if (Array.isArray(value))
+    return branches.find((branch) => branch.type === 'array' || branch.items !== undefined);
+  const record = value as Record<string, unknown>;
+  let best: { branch: JsonSchema; declared: number } | undefined;
+  for (const branch of branches) {
+    const properties = branch.properties as Record<string, JsonSchema> | undefined;
+    if (properties === undefined) continue;
+    const matchesDiscriminators = Object.entries(properties).every(([key, schema]) => {
+      const property = resolveRef(schema, root);
+      if (property === undefined || record[key] === null) return true;
+      if ('const' in property) return record[key] === property.const;
+      if (Array.isArray(property.enum) && Object.hasOwn(record, key))
+        return property.enum.includes(record[key]);
+      return true;
+    });
+    if (!matchesDiscriminators) continue;
+    const declared = Object.keys(record).filter((key) => Object.hasOwn(properties, key)).length;
+    if (best === undefined || declared > best.declared) best = { branch, declared };
+  }
+  return best?.branch;
 }
 
 function resolveRef(node: JsonSchema | undefined, root: JsonSchema): JsonSchema | undefined {
