@@ -21,6 +21,9 @@ export const DEFAULT_OUTPUT_CAP = 12_000;
 /** Seconds a tool may run when its definition does not say. */
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 60;
 
+/** Longest timeout a tool may declare: a day. Longer work belongs in its own workflow. */
+export const MAX_TOOL_TIMEOUT_SECONDS = 24 * 60 * 60;
+
 /** Seconds one model turn (one Responses API request) may take. */
 export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
 

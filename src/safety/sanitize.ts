@@ -1,5 +1,6 @@
 /** Names of environment variables whose values are treated as secrets. */
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
+const SECRET_NAME =
+  /(^|_)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(_|$)|(KEY|TOKEN|SECRET|PASSWORD|PASSWD)$/i;
 
 /** Shapes of well-known credentials, redacted from error messages even when nobody named them. */
 const SECRET_SHAPES: RegExp[] = [

@@ -1,5 +1,9 @@
 import type { z } from 'zod';
-import { DEFAULT_TOOL_TIMEOUT_SECONDS, TOOL_NAME_PATTERN } from '../contract/defaults.js';
+import {
+  DEFAULT_TOOL_TIMEOUT_SECONDS,
+  MAX_TOOL_TIMEOUT_SECONDS,
+  TOOL_NAME_PATTERN,
+} from '../contract/defaults.js';
 import { formatIssues } from '../contract/format-issues.js';
 import { inputJsonSchema, prepareArguments, StrictSchemaError, toStrictParameters } from './strict-schema.js';
 import type { JsonSchema } from './strict-schema.js';
@@ -68,8 +72,10 @@ export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): 
   }
   if (spec.description.trim() === '') throw new ToolDefinitionError(`Tool ${spec.name} needs a description`);
   const timeoutSeconds = spec.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
-  if (!(timeoutSeconds > 0 && Number.isFinite(timeoutSeconds))) {
-    throw new ToolDefinitionError(`Tool ${spec.name}: timeoutSeconds must be a positive number`);
+  if (!(timeoutSeconds > 0 && timeoutSeconds <= MAX_TOOL_TIMEOUT_SECONDS)) {
+    throw new ToolDefinitionError(
+      `Tool ${spec.name}: timeoutSeconds must be a positive number of at most ${MAX_TOOL_TIMEOUT_SECONDS} (a day)`,
+    );
   }
   let parameters: JsonSchema;
   let plainSchema: JsonSchema;

@@ -1,4 +1,4 @@
-import { realpath, stat } from 'node:fs/promises';
+import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './tool-error.js';
 
@@ -55,6 +55,12 @@ export class Workspace {
         }
         if (!isNotFound(error)) throw error;
         if (mustExist) throw new WorkspaceError(`No such file or directory: ${requested}`);
+        // A dangling symlink: creating "through" it would write wherever it points, maybe outside.
+        if (await isSymbolicLink(existing)) {
+          throw new WorkspaceError(
+            `Path refused: ${JSON.stringify(requested)} goes through a symbolic link whose target does not exist`,
+          );
+        }
         existing = path.dirname(existing);
       }
     }
@@ -67,6 +73,14 @@ export class Workspace {
 
   private contains(candidate: string): boolean {
     return candidate === this.root || candidate.startsWith(this.root + path.sep);
+  }
+}
+
+async function isSymbolicLink(candidate: string): Promise<boolean> {
+  try {
+    return (await lstat(candidate)).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
@@ -24,7 +25,8 @@ export const readFile = defineTool({
       throw new ToolError(`endLine (${endLine}) is before startLine (${startLine})`);
     }
     const absolute = await workspace.resolve(path);
-    const handle = await open(absolute, 'r');
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check below then refuses it.
+    const handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const info = await handle.stat();
       if (info.isDirectory()) throw new ToolError(`${path} is a directory; use list_directory`);
@@ -40,7 +42,8 @@ export const readFile = defineTool({
       }
       const text = bytes.toString('utf8');
       if (startLine === undefined && endLine === undefined) return text;
-      const lines = text.split('\n');
+      // A final newline ends the last line; it does not start another one.
+      const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
       const first = startLine ?? 1;
       if (first > lines.length)
         throw new ToolError(`${path} has ${lines.length} lines; startLine ${first} is past the end`);
