@@ -1,0 +1,208 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Observation } from '../../../src/contract/observation.js';
+import type { Logger } from '../../../src/logger.js';
+import { createSanitizer } from '../../../src/safety/sanitize.js';
+import { listDirectory } from '../../../src/tools/builtin/list-directory.js';
+import { READ_FILE_MAX_BYTES, readFile } from '../../../src/tools/builtin/read-file.js';
+import type { ToolContext } from '../../../src/tools/define-tool.js';
+import { executeToolCall } from '../../../src/tools/executor.js';
+import { ToolRegistry } from '../../../src/tools/registry.js';
+import { Workspace } from '../../../src/tools/workspace.js';
+
+const ignore = (): void => undefined;
+const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+
+/**
+ * Layout of every test:
+ *   <base>/ws/               the workspace
+ *   <base>/ws/five.txt       five lines, no final newline
+ *   <base>/ws/src/
+ *   <base>/outside/secret.txt
+ */
+let base: string;
+let root: string;
+let workspace: Workspace;
+/** Named pipes a test made; a writer is opened on each afterwards so no reader stays blocked. */
+let pipes: string[];
+
+beforeEach(async () => {
+  base = await realpath(await mkdtemp(path.join(tmpdir(), 'keel-read-file-')));
+  root = path.join(base, 'ws');
+  await mkdir(path.join(root, 'src'), { recursive: true });
+  await writeFile(path.join(root, 'five.txt'), 'one\ntwo\nthree\nfour\nfive');
+  await mkdir(path.join(base, 'outside'));
+  await writeFile(path.join(base, 'outside', 'secret.txt'), 'secret');
+  workspace = await Workspace.open(root);
+  pipes = [];
+});
+
+afterEach(async () => {
+  for (const pipe of pipes) {
+    try {
+      closeSync(openSync(pipe, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // ENXIO: nobody is reading, which is what a passing test leaves behind.
+    }
+  }
+  await rm(base, { recursive: true, force: true });
+});
+
+async function read(args: Record<string, unknown>): Promise<Observation> {
+  return executeToolCall(
+    {
+      call: { callId: 'call_1', name: 'read_file', argumentsJson: JSON.stringify(args) },
+      idempotencyKey: 'run:call_1',
+      outputCharLimit: 100_000,
+    },
+    {
+      registry: new ToolRegistry([readFile, listDirectory]),
+      workspace,
+      sanitizer: createSanitizer({ paths: [{ path: root, label: '.' }] }),
+      logger: silentLogger,
+    },
+  );
+}
+
+function context(): ToolContext {
+  return {
+    signal: new AbortController().signal,
+    workspace,
+    callId: 'call_1',
+    idempotencyKey: 'run:call_1',
+    heartbeat: ignore,
+  };
+}
+
+const ok = (output: string): Observation => ({ callId: 'call_1', ok: true, output });
+const toolError = (message: string): Observation => ({
+  callId: 'call_1',
+  ok: false,
+  error: 'tool_error',
+  message,
+});
+
+describe('readFile', () => {
+  it('is a read-only tool named read_file', () => {
+    expect(readFile).toMatchObject({ name: 'read_file', readOnly: true, timeoutSeconds: 30 });
+  });
+
+  it('returns the whole file when no lines are asked for', async () => {
+    expect(await read({ path: 'five.txt' })).toEqual(ok('one\ntwo\nthree\nfour\nfive'));
+  });
+
+  it('returns the whole file when the model sends null for both line numbers', async () => {
+    expect(await read({ path: 'five.txt', startLine: null, endLine: null })).toEqual(
+      ok('one\ntwo\nthree\nfour\nfive'),
+    );
+  });
+
+  it('returns an inclusive range of lines', async () => {
+    expect(await read({ path: 'five.txt', startLine: 2, endLine: 4 })).toEqual(ok('two\nthree\nfour'));
+    expect(await read({ path: 'five.txt', startLine: 3, endLine: 3 })).toEqual(ok('three'));
+  });
+
+  it('reads to the end from startLine, and from the start to endLine', async () => {
+    expect(await read({ path: 'five.txt', startLine: 4, endLine: null })).toEqual(ok('four\nfive'));
+    expect(await read({ path: 'five.txt', startLine: null, endLine: 2 })).toEqual(ok('one\ntwo'));
+  });
+
+  it('stops at the last line when endLine is past the end', async () => {
+    expect(await read({ path: 'five.txt', startLine: 4, endLine: 99 })).toEqual(ok('four\nfive'));
+  });
+
+  it('returns lines as they are, carriage returns included', async () => {
+    await writeFile(path.join(root, 'crlf.txt'), 'a\r\nb\r\nc');
+    expect(await read({ path: 'crlf.txt', startLine: 2, endLine: 2 })).toEqual(ok('b\r'));
+  });
+
+  it('refuses an endLine before startLine', async () => {
+    expect(await read({ path: 'five.txt', startLine: 4, endLine: 2 })).toEqual(
+      toolError('endLine (2) is before startLine (4)'),
+    );
+  });
+
+  it('refuses a startLine past the end, saying how many lines there are', async () => {
+    expect(await read({ path: 'five.txt', startLine: 6 })).toEqual(
+      toolError('five.txt has 5 lines; startLine 6 is past the end'),
+    );
+  });
+
+  it('counts the lines of a file that ends with a newline as they are, without an extra empty line', async () => {
+    await writeFile(path.join(root, 'two.txt'), 'a\nb\n');
+    expect(await read({ path: 'two.txt', startLine: 3 })).toEqual(
+      toolError('two.txt has 2 lines; startLine 3 is past the end'),
+    );
+  });
+
+  it('refuses line numbers below 1 and an empty path as invalid arguments', async () => {
+    expect(await read({ path: 'five.txt', startLine: 0 })).toMatchObject({ error: 'invalid_arguments' });
+    expect(await read({ path: '' })).toMatchObject({ error: 'invalid_arguments' });
+  });
+
+  it('refuses a directory and points to list_directory', async () => {
+    expect(await read({ path: 'src' })).toEqual(toolError('src is a directory; use list_directory'));
+  });
+
+  it('refuses a binary file', async () => {
+    await writeFile(path.join(root, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x0d, 0x0a]));
+    expect(await read({ path: 'image.png' })).toEqual(
+      toolError('image.png looks like a binary file (7 bytes); it was not read'),
+    );
+  });
+
+  it('refuses a file larger than READ_FILE_MAX_BYTES without reading it', async () => {
+    const big = path.join(root, 'big.log');
+    await writeFile(big, '');
+    await truncate(big, READ_FILE_MAX_BYTES + 1);
+    expect(await read({ path: 'big.log' })).toEqual(
+      toolError(
+        `big.log is ${READ_FILE_MAX_BYTES + 1} bytes; read_file opens files up to ${READ_FILE_MAX_BYTES} bytes`,
+      ),
+    );
+  });
+
+  it('reads a text file of exactly READ_FILE_MAX_BYTES', async () => {
+    await writeFile(path.join(root, 'limit.txt'), 'a'.repeat(READ_FILE_MAX_BYTES));
+    const text = await readFile.execute({ path: 'limit.txt' }, context());
+    expect(text).toHaveLength(READ_FILE_MAX_BYTES);
+  });
+
+  it('refuses a missing file', async () => {
+    expect(await read({ path: 'nope.txt' })).toEqual(toolError('No such file or directory: nope.txt'));
+  });
+
+  it('refuses a path that leaves the workspace', async () => {
+    expect(await read({ path: '../outside/secret.txt' })).toEqual(
+      toolError('Path refused: "../outside/secret.txt" leads outside the workspace'),
+    );
+  });
+
+  it('refuses a symbolic link that leads outside', async () => {
+    await symlink(path.join(base, 'outside', 'secret.txt'), path.join(root, 'link.txt'));
+    expect(await read({ path: 'link.txt' })).toEqual(
+      toolError('Path refused: "link.txt" goes through a symbolic link that leads outside the workspace'),
+    );
+  });
+
+  it('explains a symbolic link loop', async () => {
+    await symlink('loop-b', path.join(root, 'loop-a'));
+    await symlink('loop-a', path.join(root, 'loop-b'));
+    expect(await read({ path: 'loop-a' })).toEqual(
+      toolError('read_file failed: Too many levels of symbolic links: loop-a'),
+    );
+  });
+
+  it('refuses a named pipe without waiting for a writer to open it', { timeout: 10_000 }, async () => {
+    const pipe = path.join(root, 'pipe');
+    execFileSync('mkfifo', [pipe]);
+    pipes.push(pipe);
+    await expect(Promise.resolve(readFile.execute({ path: 'pipe' }, context()))).rejects.toThrow(
+      'pipe is not a regular file',
+    );
+  });
+});

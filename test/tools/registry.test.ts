@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, ToolDefinitionError } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+
+const alpha = defineTool({
+  name: 'alpha',
+  description: 'First tool.',
+  schema: z.object({ a: z.string(), b: z.number().optional() }),
+  readOnly: true,
+  timeoutSeconds: 5,
+  execute: () => 'alpha',
+});
+const beta = defineTool({
+  name: 'beta',
+  description: 'Second tool.',
+  schema: z.object({}),
+  execute: () => 'beta',
+});
+const gamma = defineTool({
+  name: 'gamma',
+  description: 'Third tool.',
+  schema: z.object({ flag: z.boolean() }),
+  timeoutSeconds: 0.2,
+  execute: () => 'gamma',
+});
+
+describe('ToolRegistry', () => {
+  it('refuses two tools with the same name', () => {
+    const twin = defineTool({
+      name: 'alpha',
+      description: 'Another alpha.',
+      schema: z.object({}),
+      execute: () => '',
+    });
+    expect(() => new ToolRegistry([alpha, beta, twin])).toThrow(ToolDefinitionError);
+    expect(() => new ToolRegistry([alpha, twin])).toThrow('Tool alpha is registered twice');
+  });
+
+  it('finds tools by name and lists names in registration order', () => {
+    const registry = new ToolRegistry([gamma, alpha, beta]);
+    expect(registry.get('alpha')).toBe(alpha);
+    expect(registry.get('delta')).toBeUndefined();
+    expect(registry.names()).toEqual(['gamma', 'alpha', 'beta']);
+  });
+
+  it('describes each tool with its routing metadata only', () => {
+    const registry = new ToolRegistry([alpha, beta]);
+    expect(registry.describe()).toEqual([
+      { name: 'alpha', description: 'First tool.', readOnly: true, timeoutSeconds: 5 },
+      { name: 'beta', description: 'Second tool.', readOnly: false, timeoutSeconds: 60 },
+    ]);
+  });
+
+  it('offers every tool as a strict function tool, in registration order, when no names are given', () => {
+    const registry = new ToolRegistry([beta, alpha]);
+    expect(registry.toResponsesTools()).toEqual([
+      {
+        type: 'function',
+        name: 'beta',
+        description: 'Second tool.',
+        parameters: beta.parameters,
+        strict: true,
+      },
+      {
+        type: 'function',
+        name: 'alpha',
+        description: 'First tool.',
+        parameters: alpha.parameters,
+        strict: true,
+      },
+    ]);
+  });
+
+  it('offers only the named tools, in the order they were asked for', () => {
+    const registry = new ToolRegistry([alpha, beta, gamma]);
+    const tools = registry.toResponsesTools(['gamma', 'alpha']);
+    expect(tools.map((tool) => tool.name)).toEqual(['gamma', 'alpha']);
+    expect(tools.every((tool) => tool.strict && tool.type === 'function')).toBe(true);
+    expect(tools[0]!.parameters).toEqual({
+      type: 'object',
+      properties: { flag: { type: 'boolean' } },
+      required: ['flag'],
+      additionalProperties: false,
+    });
+  });
+
+  it('offers nothing for an empty list of names', () => {
+    expect(new ToolRegistry([alpha]).toResponsesTools([])).toEqual([]);
+  });
+
+  it('refuses to offer a tool that is not registered', () => {
+    const registry = new ToolRegistry([alpha]);
+    expect(() => registry.toResponsesTools(['alpha', 'ghost'])).toThrow(ToolDefinitionError);
+    expect(() => registry.toResponsesTools(['ghost'])).toThrow('Tool ghost is not registered on this worker');
+  });
+
+  it('works with no tools at all', () => {
+    const registry = new ToolRegistry([]);
+    expect(registry.names()).toEqual([]);
+    expect(registry.describe()).toEqual([]);
+    expect(registry.toResponsesTools()).toEqual([]);
+  });
+});
