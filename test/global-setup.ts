@@ -6,6 +6,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { workflowsPath } from '../src/worker.js';
+import { silentLogger } from './support/loggers.js';
 import { locateTemporalCli } from './support/temporal-cli.js';
 
 declare module 'vitest' {
@@ -44,7 +45,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   const directory = await mkdtemp(path.join(tmpdir(), 'keel-test-'));
   const bundlePath = path.join(directory, 'workflow-bundle.js');
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath,
+    logger: {
+      ...silentLogger,
+      warn: (message: string) => console.warn(message),
+      error: (message: string) => console.error(message),
+    },
+  });
   await writeFile(bundlePath, bundle.code);
 
   project.provide('temporalAddress', `127.0.0.1:${port}`);
@@ -55,13 +63,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await rm(directory, { recursive: true, force: true });
   };
 }
-
-const ignore = (): void => undefined;
-const quietLogger = {
-  log: ignore,
-  trace: ignore,
-  debug: ignore,
-  info: ignore,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};

@@ -13,6 +13,8 @@ import type { Tool } from '../../src/tools/define-tool.js';
 import { builtinTools, createKeelWorker } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
 
+export { RecordingLogger } from './loggers.js';
+
 /** The API key test workers send; tests check it never reaches history or the model. */
 export const TEST_API_KEY = 'sk-test-4f9c2a7e1b8d3c6f';
 
@@ -38,23 +40,6 @@ export async function connectTestServer(): Promise<TestServer> {
       await connection.close();
     },
   };
-}
-
-/** A log that keeps every entry, for asserting what reached the worker log. */
-export class RecordingLogger implements Logger {
-  readonly entries: Array<{ level: string; message: string; meta?: Record<string, unknown> }> = [];
-  debug(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'debug', message, ...(meta ? { meta } : {}) });
-  }
-  info(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'info', message, ...(meta ? { meta } : {}) });
-  }
-  warn(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'warn', message, ...(meta ? { meta } : {}) });
-  }
-  error(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'error', message, ...(meta ? { meta } : {}) });
-  }
 }
 
 /** A temporary directory to use as a workspace. */

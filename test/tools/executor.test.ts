@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Logger } from '../../src/logger.js';
 import { createSanitizer } from '../../src/safety/sanitize.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import type { Tool, ToolContext, ToolOutput } from '../../src/tools/define-tool.js';
@@ -14,23 +13,7 @@ import { ToolRegistry } from '../../src/tools/registry.js';
 import { ToolError } from '../../src/tools/tool-error.js';
 import { Workspace } from '../../src/tools/workspace.js';
 import { deferred } from '../support/deferred.js';
-
-/** A log that keeps every entry. */
-class RecordingLogger implements Logger {
-  readonly entries: Array<{ level: string; message: string; meta?: Record<string, unknown> }> = [];
-  debug(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'debug', message, ...(meta ? { meta } : {}) });
-  }
-  info(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'info', message, ...(meta ? { meta } : {}) });
-  }
-  warn(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'warn', message, ...(meta ? { meta } : {}) });
-  }
-  error(message: string, meta?: Record<string, unknown>): void {
-    this.entries.push({ level: 'error', message, ...(meta ? { meta } : {}) });
-  }
-}
+import { RecordingLogger } from '../support/loggers.js';
 
 const SECRET = 'hunter22-very-secret';
 

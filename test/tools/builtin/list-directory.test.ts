@@ -3,16 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
-import type { Logger } from '../../../src/logger.js';
-import { createSanitizer } from '../../../src/safety/sanitize.js';
 import { LIST_DIRECTORY_MAX_ENTRIES, listDirectory } from '../../../src/tools/builtin/list-directory.js';
-import { readFile } from '../../../src/tools/builtin/read-file.js';
-import { executeToolCall } from '../../../src/tools/executor.js';
-import { ToolRegistry } from '../../../src/tools/registry.js';
 import { Workspace } from '../../../src/tools/workspace.js';
-
-const ignore = (): void => undefined;
-const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+import { runBuiltin } from '../../support/run-builtin.js';
 
 /**
  * Layout of every test:
@@ -54,20 +47,8 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-async function list(args: Record<string, unknown>): Promise<Observation> {
-  return executeToolCall(
-    {
-      call: { callId: 'call_1', name: 'list_directory', argumentsJson: JSON.stringify(args) },
-      idempotencyKey: 'run:call_1',
-      outputCharLimit: 100_000,
-    },
-    {
-      registry: new ToolRegistry([readFile, listDirectory]),
-      workspace,
-      sanitizer: createSanitizer({ paths: [{ path: root, label: '.' }] }),
-      logger: silentLogger,
-    },
-  );
+function list(args: Record<string, unknown>): Promise<Observation> {
+  return runBuiltin(workspace, 'list_directory', args);
 }
 
 /** The listed lines of a successful listing. */

@@ -5,17 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
-import type { Logger } from '../../../src/logger.js';
-import { createSanitizer } from '../../../src/safety/sanitize.js';
-import { listDirectory } from '../../../src/tools/builtin/list-directory.js';
 import { READ_FILE_MAX_BYTES, readFile } from '../../../src/tools/builtin/read-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
-import { executeToolCall } from '../../../src/tools/executor.js';
-import { ToolRegistry } from '../../../src/tools/registry.js';
 import { Workspace } from '../../../src/tools/workspace.js';
-
-const ignore = (): void => undefined;
-const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+import { runBuiltin } from '../../support/run-builtin.js';
 
 /**
  * Layout of every test:
@@ -52,20 +45,8 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-async function read(args: Record<string, unknown>): Promise<Observation> {
-  return executeToolCall(
-    {
-      call: { callId: 'call_1', name: 'read_file', argumentsJson: JSON.stringify(args) },
-      idempotencyKey: 'run:call_1',
-      outputCharLimit: 100_000,
-    },
-    {
-      registry: new ToolRegistry([readFile, listDirectory]),
-      workspace,
-      sanitizer: createSanitizer({ paths: [{ path: root, label: '.' }] }),
-      logger: silentLogger,
-    },
-  );
+function read(args: Record<string, unknown>): Promise<Observation> {
+  return runBuiltin(workspace, 'read_file', args);
 }
 
 function context(): ToolContext {
@@ -74,7 +55,7 @@ function context(): ToolContext {
     workspace,
     callId: 'call_1',
     idempotencyKey: 'run:call_1',
-    heartbeat: ignore,
+    heartbeat: () => undefined,
   };
 }
 
