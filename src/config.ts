@@ -1,3 +1,6 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { ConfigError } from './config-error.js';
 import { DEFAULT_TASK_QUEUE } from './contract/defaults.js';
 import { modelConfigFromEnvironment } from './model/config.js';
 import type { ModelConfig } from './model/config.js';
@@ -8,14 +11,11 @@ export interface WorkerConfig {
   taskQueue: string;
   /** `KEEL_WORKSPACE`: the directory tools may read (default: the current directory). */
   workspace: string;
+  /** `KEEL_STATE_DIR`: where the worker keeps its own records, such as completed side effects. */
+  stateDirectory: string;
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
   shutdownGraceSeconds: number;
   model: ModelConfig;
-}
-
-/** A setting is missing or malformed; the message says which and how to fix it. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
 }
 
 /** Reads and checks {@link WorkerConfig}. */
@@ -37,7 +37,16 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
   return {
     taskQueue: environment.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
     workspace: environment.KEEL_WORKSPACE?.trim() || process.cwd(),
+    stateDirectory: environment.KEEL_STATE_DIR?.trim() || defaultStateDirectory(environment),
     shutdownGraceSeconds,
     model,
   };
 }
+
+/** `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`: outside the workspace, where tools cannot reach it. */
+export function defaultStateDirectory(environment: NodeJS.ProcessEnv = process.env): string {
+  const base = environment.XDG_STATE_HOME?.trim() || path.join(homedir(), '.local', 'state');
+  return path.join(base, 'keel');
+}
+
+export { ConfigError };

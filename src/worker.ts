@@ -1,16 +1,22 @@
 import { homedir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type OpenAI from 'openai';
 import { createActivities } from './activities/create-activities.js';
-import { ConfigError, workerConfigFromEnvironment } from './config.js';
+import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
+import type { WorkerConfig } from './config.js';
 import type { Logger } from './logger.js';
+import type { PollSchedule } from './model/background.js';
 import { createOpenAIClient } from './model/client.js';
+import type { ModelMode } from './model/config.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
 import { listDirectory, readFile } from './tools/builtin/index.js';
 import type { Tool } from './tools/define-tool.js';
+import { FileIdempotencyStore } from './tools/idempotency.js';
+import type { IdempotencyStore } from './tools/idempotency.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Workspace } from './tools/workspace.js';
 
@@ -32,6 +38,14 @@ export interface KeelWorkerOptions {
   /** A configured `openai` client (`maxRetries: 0`, see `createOpenAIClient`). */
   openai: OpenAI;
   defaultModel: string;
+  /** How model turns are requested (see `ModelMode`). */
+  modelMode: ModelMode;
+  /** Background polling schedule; the default suits real models. */
+  pollSchedule?: PollSchedule;
+  /** Where tools' side effects are remembered; a file store under `stateDirectory` when absent. */
+  idempotencyStore?: IdempotencyStore;
+  /** The worker's own records (see `KEEL_STATE_DIR`); used when no `idempotencyStore` is given. */
+  stateDirectory?: string;
   /** Tools to offer; {@link builtinTools} when absent. */
   tools?: readonly Tool[];
   /** Values to keep out of observations and history, beyond the worker's secret-looking env variables. */
@@ -61,7 +75,12 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     workspace,
     openai: options.openai,
     defaultModel: options.defaultModel,
+    modelMode: options.modelMode,
+    ...(options.pollSchedule ? { pollSchedule: options.pollSchedule } : {}),
     sanitizer,
+    idempotencyStore:
+      options.idempotencyStore ??
+      new FileIdempotencyStore(path.join(options.stateDirectory ?? defaultStateDirectory(), 'idempotency')),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   return Worker.create({
@@ -74,9 +93,20 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
   });
 }
 
-/** Runs a worker configured from the environment until SIGINT/SIGTERM. */
-export async function main(): Promise<void> {
-  const config = workerConfigFromEnvironment();
+/** What a worker process may add to its environment configuration. */
+export interface RunWorkerOptions {
+  tools?: readonly Tool[];
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Called once the worker is created and about to poll. */
+  onReady?: (worker: Worker) => void;
+}
+
+/**
+ * Runs a worker configured from the environment until SIGINT/SIGTERM: the SDK's runtime turns those
+ * into a graceful shutdown, in-flight activities get `KEEL_SHUTDOWN_GRACE_SECONDS` to finish, and
+ * the rest are cancelled and retried by another worker.
+ */
+export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<void> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const address = connectionOptions.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {
@@ -91,20 +121,29 @@ export async function main(): Promise<void> {
       namespace: namespace ?? 'default',
       taskQueue: config.taskQueue,
       workspace: config.workspace,
+      stateDirectory: config.stateDirectory,
       openai: createOpenAIClient(config.model),
       defaultModel: config.model.defaultModel,
+      modelMode: config.model.mode,
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       workerOptions: { shutdownGraceTime: `${config.shutdownGraceSeconds}s` },
     });
     console.log(
       `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
         `server ${address}), workspace ${config.workspace}, ` +
-        `default model ${config.model.defaultModel}. Ctrl-C to stop.`,
+        `default model ${config.model.defaultModel} (${config.model.mode} mode). Ctrl-C to stop.`,
     );
-    // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves when it is done.
+    options.onReady?.(worker);
     await worker.run();
   } finally {
     await connection.close();
   }
+}
+
+/** Entry point of `npm start`: a worker configured from the environment. */
+export async function main(): Promise<void> {
+  await runWorker(workerConfigFromEnvironment());
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, workerConfigFromEnvironment } from '../src/config.js';
 
@@ -44,9 +46,20 @@ describe('workerConfigFromEnvironment', () => {
     expect(config).toEqual({
       taskQueue: 'keel',
       workspace: process.cwd(),
+      stateDirectory: path.join(homedir(), '.local', 'state', 'keel'),
       shutdownGraceSeconds: 10,
-      model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini' },
+      model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
     });
+  });
+
+  it('keeps its state under XDG_STATE_HOME, or in KEEL_STATE_DIR when set', () => {
+    expect(workerConfigFromEnvironment({ ...withKey, XDG_STATE_HOME: '/var/state' }).stateDirectory).toBe(
+      '/var/state/keel',
+    );
+    expect(
+      workerConfigFromEnvironment({ ...withKey, XDG_STATE_HOME: '/var/state', KEEL_STATE_DIR: ' /srv/keel ' })
+        .stateDirectory,
+    ).toBe('/srv/keel');
   });
 
   it('reads the task queue, workspace, grace period and model, trimmed', () => {

@@ -6,10 +6,13 @@ import type { Observation } from '../contract/observation.js';
 import type { WorkerProfile } from '../contract/tool-info.js';
 import type { ToolRequest } from '../contract/tool-request.js';
 import type { Logger } from '../logger.js';
+import type { PollSchedule } from '../model/background.js';
 import { callResponses } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
+import type { ModelMode } from '../model/config.js';
 import type { Sanitizer } from '../safety/sanitize.js';
 import { executeToolCall } from '../tools/executor.js';
+import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import { withHeartbeats } from './heartbeat.js';
@@ -21,7 +24,13 @@ export interface ActivityDependencies {
   openai: OpenAI;
   /** Model used when a run names none. */
   defaultModel: string;
+  /** How model turns are requested; `background` makes retried turns re-attach instead of paying twice. */
+  modelMode: ModelMode;
+  /** Background polling; the default suits real models, tests poll faster. */
+  pollSchedule?: PollSchedule;
   sanitizer: Sanitizer;
+  /** Where tools' `context.once` remembers side effects. */
+  idempotencyStore: IdempotencyStore;
   /** Worker-side log for full error details; Temporal's activity logger when absent. */
   logger?: Logger;
 }
@@ -52,10 +61,33 @@ export function createActivities(dependencies: ActivityDependencies) {
         });
       }
       const tools = registry.toResponsesTools(request.tools);
+      const resumeResponseId = (context.info.heartbeatDetails as ModelHeartbeat | undefined)?.responseId;
+      const background = dependencies.modelMode === 'background';
+      let responseId: string | undefined;
       try {
-        return await withHeartbeats(() => callResponses(openai, request, tools, { signal }));
+        return await withHeartbeats(
+          (beat) =>
+            callResponses(openai, request, tools, {
+              signal,
+              ...(background && {
+                background: {
+                  ...(resumeResponseId !== undefined && { resumeResponseId }),
+                  ...(dependencies.pollSchedule && { schedule: dependencies.pollSchedule }),
+                  onResponseId: (id: string) => {
+                    responseId = id;
+                    beat({ responseId: id } satisfies ModelHeartbeat);
+                  },
+                },
+              }),
+            }),
+          { waitForFirstBeat: background },
+        );
       } catch (error) {
-        if (signal.aborted) throw signal.reason;
+        if (signal.aborted) {
+          if (responseId !== undefined && runIsGone(context))
+            await cancelRemote(openai, responseId, logger());
+          throw signal.reason;
+        }
         const failure = classifyModelError(error, {
           model: request.model,
           host,
@@ -88,11 +120,40 @@ export function createActivities(dependencies: ActivityDependencies) {
             signal: context.cancellationSignal,
             heartbeat,
           },
-          { registry, workspace, sanitizer, logger: logger() },
+          {
+            registry,
+            workspace,
+            sanitizer,
+            logger: logger(),
+            idempotencyStore: dependencies.idempotencyStore,
+          },
         ),
       );
     },
   };
+}
+
+/** What a model turn records in its heartbeat: the background response to re-attach to after a crash. */
+interface ModelHeartbeat {
+  responseId: string;
+}
+
+/**
+ * Whether the run no longer wants this turn (cancelled, or the workflow is gone). A worker shutdown or
+ * a timed-out attempt is different: the next attempt re-attaches to the response, so it must live on.
+ */
+function runIsGone(context: Context): boolean {
+  const details = context.cancellationDetails;
+  return details?.cancelRequested === true || details?.notFound === true;
+}
+
+/** Cancels a background response on the server, so a cancelled run stops paying for it. Best effort. */
+async function cancelRemote(openai: OpenAI, responseId: string, logger: Logger): Promise<void> {
+  try {
+    await openai.responses.cancel(responseId, { timeout: 10_000 });
+  } catch (error) {
+    logger.warn(`Could not cancel model response ${responseId}`, { error });
+  }
 }
 
 /** The activities' type, for `proxyActivities<KeelActivities>` in the workflow. */

@@ -2,17 +2,32 @@ import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { FunctionToolParam } from '../tools/registry.js';
+import { runBackgroundResponse } from './background.js';
+import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';
 import { parseResponse } from './parse-response.js';
+
+/** Options for {@link callResponses}. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Run the turn in background mode (create, then poll) instead of one foreground request. */
+  background?: Omit<BackgroundOptions, 'signal'>;
+}
 
 /** One model turn through the `openai` SDK. Errors are the SDK's; classify them with `classifyModelError`. */
 export async function callResponses(
   client: OpenAI,
   request: ModelRequest,
   tools: readonly FunctionToolParam[],
-  options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  options: CallOptions = {},
 ): Promise<ModelTurn> {
-  const response = await client.responses.create(buildResponsesRequest(request, tools), {
+  const params = buildResponsesRequest(request, tools);
+  if (options.background !== undefined) {
+    const signal = options.signal ?? new AbortController().signal;
+    return parseResponse(await runBackgroundResponse(client, params, { ...options.background, signal }));
+  }
+  const response = await client.responses.create(params, {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
   });

@@ -21,6 +21,12 @@ export interface ToolContext {
   idempotencyKey: string;
   /** Reports progress; also keeps the activity alive for long tools. Cheap to call often. */
   heartbeat(details?: unknown): void;
+  /**
+   * Runs a side effect at most once for this call, however often the call is retried: a retry gets
+   * the first attempt's stored result. `step` names the effect when a tool has several. Throws a
+   * `SideEffectInDoubtError` (shown to the model) if an earlier attempt died during the effect.
+   */
+  once<T>(step: string, effect: () => Promise<T> | T): Promise<T>;
 }
 
 /** A tool's return value: text for the model, or any JSON value (sent as JSON text). */

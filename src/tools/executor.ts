@@ -3,6 +3,8 @@ import type { ToolCall } from '../contract/tool-call.js';
 import type { Logger } from '../logger.js';
 import type { Sanitizer } from '../safety/sanitize.js';
 import type { Tool, ToolOutput } from './define-tool.js';
+import { runOnce } from './idempotency.js';
+import type { IdempotencyStore } from './idempotency.js';
 import type { ToolRegistry } from './registry.js';
 import { ToolError } from './tool-error.js';
 import type { Workspace } from './workspace.js';
@@ -13,6 +15,8 @@ export interface ExecutorDependencies {
   workspace: Workspace;
   sanitizer: Sanitizer;
   logger: Logger;
+  /** Where `context.once` remembers side effects. */
+  idempotencyStore: IdempotencyStore;
 }
 
 /** One tool call to run. */
@@ -164,6 +168,8 @@ async function runWithTimeout(
           callId: request.call.callId,
           idempotencyKey: request.idempotencyKey,
           heartbeat: request.heartbeat ?? (() => undefined),
+          once: (step, effect) =>
+            runOnce(dependencies.idempotencyStore, `${request.idempotencyKey}:${step}`, effect),
         }))(),
       aborted,
     ]);

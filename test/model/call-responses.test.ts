@@ -134,7 +134,7 @@ const context = (clean: (text: string) => string = (text) => text) => ({
 describe('callResponses', () => {
   it('posts the built request to /v1/responses with the key and returns the parsed turn', async () => {
     respond = answerJson(200, completedResponse);
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
 
     const turn = await callResponses(client, request, tools);
 
@@ -167,7 +167,7 @@ describe('callResponses', () => {
 
   it('sends a placeholder key when none is configured, so keyless servers still work', async () => {
     respond = answerJson(200, completedResponse);
-    const client = createOpenAIClient({ apiKey: undefined, baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: undefined, baseURL });
 
     await callResponses(client, request, tools);
 
@@ -176,7 +176,7 @@ describe('callResponses', () => {
 
   it('makes exactly one request on a 500 and rejects with the APIError, leaving retries to Temporal', async () => {
     respond = answerJson(500, { error: { message: 'The server had an error', type: 'server_error' } });
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
 
     const error = await callResponses(client, request, tools).then(
       () => undefined,
@@ -193,7 +193,7 @@ describe('callResponses', () => {
 
   it('does not retry a 429 itself and hands its retry-after to the classification', async () => {
     respond = answerJson(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '2' });
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
 
     const error = await callResponses(client, request, tools).then(
       () => undefined,
@@ -208,7 +208,7 @@ describe('callResponses', () => {
 
   it('rejects with a connection error, once, when the server drops the connection', async () => {
     respond = (incoming) => incoming.socket.destroy();
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
 
     const error = await callResponses(client, request, tools).then(
       () => undefined,
@@ -222,7 +222,7 @@ describe('callResponses', () => {
 
   it('rejects when the passed AbortSignal is aborted while the request is in flight', async () => {
     respond = () => undefined; // never answers
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
     const controller = new AbortController();
 
     const call = callResponses(client, request, tools, { signal: controller.signal });
@@ -235,7 +235,7 @@ describe('callResponses', () => {
 
   it('rejects with a timeout error when the server does not answer within timeoutMs', async () => {
     respond = () => undefined; // never answers
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
 
     const error = await callResponses(client, request, tools, { timeoutMs: 200 }).then(
       () => undefined,
@@ -255,7 +255,7 @@ describe('callResponses', () => {
       output: [],
       error: { code: 'invalid_prompt', message: `Prompt rejected; it contains ${secret}` },
     });
-    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL, defaultModel: 'unused' });
+    const client = createOpenAIClient({ apiKey: 'sk-loopback-key', baseURL });
 
     const error = await callResponses(client, request, tools).then(
       () => undefined,

@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { KeelClient } from '../../src/client.js';
 import type { Logger } from '../../src/logger.js';
 import { createOpenAIClient } from '../../src/model/client.js';
+import type { ModelMode } from '../../src/model/config.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import { builtinTools, createKeelWorker } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
@@ -52,10 +53,14 @@ export interface TestWorkerOptions {
   model: ScriptedModel;
   tools?: readonly Tool[];
   workspace?: string;
+  /** The worker's state directory (side-effect records); a fresh temporary one when absent. */
+  stateDirectory?: string;
   taskQueue?: string;
   logger?: Logger;
   secrets?: readonly string[];
   defaultModel?: string;
+  /** Background unless a test says otherwise: the production default for the OpenAI API. */
+  modelMode?: ModelMode;
   workerOptions?: Partial<WorkerOptions>;
 }
 
@@ -74,8 +79,11 @@ export async function startTestWorker(
     namespace: inject('temporalNamespace'),
     taskQueue,
     workspace: options.workspace ?? (await temporaryWorkspace()),
-    openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: options.model.url, defaultModel: 'unused' }),
+    stateDirectory: options.stateDirectory ?? (await mkdtemp(path.join(tmpdir(), 'keel-state-'))),
+    openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: options.model.url }),
     defaultModel: options.defaultModel ?? 'scripted-model',
+    modelMode: options.modelMode ?? 'background',
+    pollSchedule: { initialMs: 20, maxMs: 100 },
     tools: options.tools ?? builtinTools,
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.logger ? { logger: options.logger } : {}),

@@ -2,6 +2,7 @@ import type { Observation } from '../../src/contract/observation.js';
 import { createSanitizer } from '../../src/safety/sanitize.js';
 import { listDirectory, readFile } from '../../src/tools/builtin/index.js';
 import { executeToolCall } from '../../src/tools/executor.js';
+import { MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import type { Workspace } from '../../src/tools/workspace.js';
 import { silentLogger } from './loggers.js';
@@ -23,6 +24,7 @@ export function runBuiltin(
       workspace,
       sanitizer: createSanitizer({ paths: [{ path: workspace.root, label: '.' }] }),
       logger: silentLogger,
+      idempotencyStore: new MemoryIdempotencyStore(),
     },
   );
 }

@@ -121,6 +121,7 @@ describe('defineTool', () => {
       callId: 'call_1',
       idempotencyKey: 'run:call_1',
       heartbeat: () => undefined,
+      once: (_step, effect) => Promise.resolve(effect()),
     };
     await expect(Promise.resolve(tool.execute({ text: 'hi' }, context))).resolves.toBe('got hi');
     expect(seen).toEqual([{ input: { text: 'hi' }, context }]);

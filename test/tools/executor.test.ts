@@ -12,6 +12,7 @@ import type { ExecuteRequest, ExecutorDependencies } from '../../src/tools/execu
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { ToolError } from '../../src/tools/tool-error.js';
 import { Workspace } from '../../src/tools/workspace.js';
+import { MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
 import { deferred } from '../support/deferred.js';
 import { RecordingLogger } from '../support/loggers.js';
 
@@ -35,6 +36,7 @@ function dependencies(tools: readonly Tool[]): ExecutorDependencies & { logger: 
     workspace,
     sanitizer: createSanitizer({ secrets: [SECRET], paths: [{ path: root, label: '.' }] }),
     logger: new RecordingLogger(),
+    idempotencyStore: new MemoryIdempotencyStore(),
   };
 }
 

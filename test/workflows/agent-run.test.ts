@@ -158,6 +158,60 @@ describe('agentRun', () => {
     );
   });
 
+  it('runs model turns in background mode by default: one create per turn, then polls', async () => {
+    await scenario(
+      [reply.calls({ name: 'echo', arguments: { text: 'bg' } }), reply.text('done')],
+      { tools: [echoTool] },
+      async ({ keel, model }) => {
+        expect(await keel.waitForResult(await keel.startRun({ task: 'background' }))).toMatchObject({
+          status: 'completed',
+        });
+        expect(model.requests.map((request) => request.body.background)).toEqual([true, true]);
+        expect(model.requests[1]?.body.previous_response_id).toBe('resp_1');
+        expect(new Set(model.retrievals)).toEqual(new Set(['resp_1', 'resp_2']));
+      },
+    );
+  });
+
+  it('sends one plain request per turn in foreground mode', async () => {
+    await scenario(
+      [reply.calls({ name: 'echo', arguments: { text: 'fg' } }), reply.text('done')],
+      { tools: [echoTool], modelMode: 'foreground' },
+      async ({ keel, model }) => {
+        expect(await keel.waitForResult(await keel.startRun({ task: 'foreground' }))).toMatchObject({
+          status: 'completed',
+          finalText: 'done',
+        });
+        expect(model.requests.map((request) => request.body.background)).toEqual([undefined, undefined]);
+        expect(model.retrievals).toEqual([]);
+      },
+    );
+  });
+
+  it('cancels the in-flight background response on the server when the run is cancelled', async () => {
+    const never = new Promise<never>(() => undefined);
+    await scenario([reply.held(reply.text('too late'), never)], {}, async ({ keel, model }) => {
+      const runId = await keel.startRun({ task: 'think hard', heartbeatTimeoutSeconds: 2 });
+      await model.waitUntil(() => model.retrievals.length > 0);
+      await keel.cancelRun(runId);
+      await model.waitUntil(() => model.cancellations.length > 0);
+      expect(model.cancellations).toEqual(['resp_1']);
+      const error = await keel.waitForResult(runId).catch((failure: unknown) => failure);
+      expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    });
+  });
+
+  it('aborts the in-flight foreground request when the run is cancelled', async () => {
+    await scenario([reply.hang()], { modelMode: 'foreground' }, async ({ keel, model }) => {
+      const runId = await keel.startRun({ task: 'think hard', heartbeatTimeoutSeconds: 2 });
+      await model.waitForRequests(1);
+      await keel.cancelRun(runId);
+      const error = await keel.waitForResult(runId).catch((failure: unknown) => failure);
+      expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      expect(model.cancellations).toEqual([]);
+    });
+  });
+
   describe('turns every executor failure into an observation the model can act on', () => {
     const secret = 'hunter2-db-password-771';
     const logger = new RecordingLogger();

@@ -56,6 +56,7 @@ function context(): ToolContext {
     callId: 'call_1',
     idempotencyKey: 'run:call_1',
     heartbeat: () => undefined,
+    once: (_step, effect) => Promise.resolve(effect()),
   };
 }
 

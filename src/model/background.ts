@@ -1,0 +1,84 @@
+import type OpenAI from 'openai';
+import { NotFoundError } from 'openai';
+import type { Response, ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
+
+/** How often a background response is polled: starting fast, slowing down for long generations. */
+export interface PollSchedule {
+  initialMs: number;
+  maxMs: number;
+}
+
+/** Default polling: 250 ms, growing by half each time up to 2 s. */
+export const DEFAULT_POLL_SCHEDULE: PollSchedule = { initialMs: 250, maxMs: 2_000 };
+
+/** Options for {@link runBackgroundResponse}. */
+export interface BackgroundOptions {
+  signal: AbortSignal;
+  /** A response an earlier attempt created; re-attached to instead of paying for a new one. */
+  resumeResponseId?: string;
+  /** Called as soon as the response id is known, before waiting; must record it durably (heartbeat). */
+  onResponseId(responseId: string): void;
+  /** Called after every poll, to keep the attempt alive. */
+  onPoll?(): void;
+  schedule?: PollSchedule;
+}
+
+/** Statuses of a response that is still being generated. */
+const RUNNING = new Set(['queued', 'in_progress']);
+
+/**
+ * Runs one turn in Responses API background mode: creates the response (or re-attaches to the one an
+ * earlier attempt created), reports its id at once, then polls until it is no longer running. A
+ * worker that crashes mid-generation therefore costs a retrieve on retry, not a second generation.
+ */
+export async function runBackgroundResponse(
+  client: OpenAI,
+  params: ResponseCreateParamsNonStreaming,
+  options: BackgroundOptions,
+): Promise<Response> {
+  const { signal } = options;
+  let response: Response | undefined;
+  if (options.resumeResponseId !== undefined)
+    response = await reattach(client, options.resumeResponseId, signal);
+  response ??= await client.responses.create({ ...params, background: true, store: true }, { signal });
+  options.onResponseId(response.id);
+  const schedule = options.schedule ?? DEFAULT_POLL_SCHEDULE;
+  let delay = schedule.initialMs;
+  while (response.status !== undefined && RUNNING.has(response.status)) {
+    await abortableDelay(delay, signal);
+    delay = Math.min(schedule.maxMs, Math.round(delay * 1.5));
+    response = await client.responses.retrieve(response.id, {}, { signal });
+    options.onPoll?.();
+  }
+  return response;
+}
+
+/** The earlier attempt's response, unless it is gone, failed or was cancelled (then a new one is made). */
+async function reattach(
+  client: OpenAI,
+  responseId: string,
+  signal: AbortSignal,
+): Promise<Response | undefined> {
+  try {
+    const response = await client.responses.retrieve(responseId, {}, { signal });
+    return response.status === 'failed' || response.status === 'cancelled' ? undefined : response;
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+function abortableDelay(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, milliseconds);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
