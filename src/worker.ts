@@ -6,6 +6,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type OpenAI from 'openai';
 import { createActivities } from './activities/create-activities.js';
+import { STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
 import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
 import type { WorkerConfig } from './config.js';
 import type { Logger } from './logger.js';
@@ -89,6 +90,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     taskQueue: options.taskQueue,
     activities,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
     ...options.workerOptions,
   });
 }

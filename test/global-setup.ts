@@ -1,5 +1,4 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -7,7 +6,9 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { workflowsPath } from '../src/worker.js';
 import { silentLogger } from './support/loggers.js';
+import { freePort } from './support/free-port.js';
 import { locateTemporalCli } from './support/temporal-cli.js';
+import type { TemporalExecutable } from './support/temporal-cli.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,20 +16,9 @@ declare module 'vitest' {
     temporalNamespace: string;
     /** Path of the workflow bundle built once for the whole test run. */
     workflowBundlePath: string;
+    /** How the dev server was started, for tests that run a server of their own. */
+    temporalExecutable: TemporalExecutable;
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /** One ephemeral Temporal dev server and one workflow bundle for the whole test run. */
@@ -58,6 +48,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalAddress', `127.0.0.1:${port}`);
   project.provide('temporalNamespace', environment.namespace ?? 'default');
   project.provide('workflowBundlePath', bundlePath);
+  project.provide('temporalExecutable', executable);
   return async () => {
     await environment.teardown();
     await rm(directory, { recursive: true, force: true });

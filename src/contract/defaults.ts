@@ -34,6 +34,13 @@ export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
  */
 export const DEFAULT_HEARTBEAT_SECONDS = 10;
 
+/**
+ * Seconds a workflow task waits for the worker that has the run cached before any worker may take it.
+ * Temporal's default is 10 s, which is what a crashed worker costs every run it had cached; Keel's
+ * workflow tasks are small and cheap to replay elsewhere, so it waits less.
+ */
+export const STICKY_QUEUE_TIMEOUT_SECONDS = 3;
+
 /** Extra seconds the tool activity gets beyond the tool's own timeout, so the executor reports the timeout. */
 export const TOOL_ACTIVITY_GRACE_SECONDS = 15;
 

@@ -1,0 +1,20 @@
+/**
+ * A Keel worker in its own process, for tests that kill, stop or restart workers. It runs the
+ * production path (`runWorker` with the environment configuration) plus the test tools, and reports
+ * what happens on stdout as KEEL-EVENT lines.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { workerConfigFromEnvironment } from '../../../src/config.js';
+import { runWorker } from '../../../src/worker.js';
+import { emit } from './events.js';
+import { processTools } from './tools.js';
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+const bundlePath = process.env.KEEL_TEST_BUNDLE;
+await runWorker(workerConfigFromEnvironment(), {
+  tools: processTools,
+  ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}),
+  onReady: () => emit('worker-ready'),
+});
+emit('worker-stopped');
