@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_TASK_QUEUE } from './contract/defaults.js';
+import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
 import { modelConfigFromEnvironment } from './model/config.js';
 import type { ModelConfig } from './model/config.js';
 
@@ -13,6 +13,8 @@ export interface WorkerConfig {
   workspace: string;
   /** `KEEL_STATE_DIR`: where the worker keeps its own records, such as completed side effects. */
   stateDirectory: string;
+  /** `KEEL_HEARTBEAT_INTERVAL_SECONDS`: most seconds between heartbeats sent; bounds cancel latency (default 2). */
+  heartbeatIntervalSeconds: number;
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
   shutdownGraceSeconds: number;
   model: ModelConfig;
@@ -27,20 +29,31 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
         '(for another Responses-compatible server, with OPENAI_API_KEY if it needs one).',
     );
   }
-  const grace = environment.KEEL_SHUTDOWN_GRACE_SECONDS?.trim() || '10';
-  const shutdownGraceSeconds = Number(grace);
-  if (!Number.isFinite(shutdownGraceSeconds) || shutdownGraceSeconds < 0) {
-    throw new ConfigError(
-      `KEEL_SHUTDOWN_GRACE_SECONDS must be a number of seconds, not ${JSON.stringify(grace)}`,
-    );
-  }
+  const shutdownGraceSeconds = seconds(environment, 'KEEL_SHUTDOWN_GRACE_SECONDS', 10, 0);
+  const heartbeatIntervalSeconds = seconds(
+    environment,
+    'KEEL_HEARTBEAT_INTERVAL_SECONDS',
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    0.1,
+  );
   return {
     taskQueue: environment.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
     workspace: environment.KEEL_WORKSPACE?.trim() || process.cwd(),
     stateDirectory: environment.KEEL_STATE_DIR?.trim() || defaultStateDirectory(environment),
     shutdownGraceSeconds,
+    heartbeatIntervalSeconds,
     model,
   };
+}
+
+/** A number of seconds from the environment: the default when unset or empty, an error when malformed. */
+function seconds(environment: NodeJS.ProcessEnv, name: string, fallback: number, minimum: number): number {
+  const raw = environment[name]?.trim() || String(fallback);
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < minimum) {
+    throw new ConfigError(`${name} must be a number of seconds, not ${JSON.stringify(raw)}`);
+  }
+  return value;
 }
 
 /** `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`: outside the workspace, where tools cannot reach it. */

@@ -6,7 +6,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type OpenAI from 'openai';
 import { createActivities } from './activities/create-activities.js';
-import { STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
+import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
 import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
 import type { WorkerConfig } from './config.js';
 import type { Logger } from './logger.js';
@@ -91,6 +91,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     activities,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
+    maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...options.workerOptions,
   });
 }
@@ -129,7 +130,10 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       modelMode: config.model.mode,
       ...(options.tools ? { tools: options.tools } : {}),
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
-      workerOptions: { shutdownGraceTime: `${config.shutdownGraceSeconds}s` },
+      workerOptions: {
+        shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
+        maxHeartbeatThrottleInterval: `${config.heartbeatIntervalSeconds}s`,
+      },
     });
     console.log(
       `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +

@@ -48,8 +48,19 @@ describe('workerConfigFromEnvironment', () => {
       workspace: process.cwd(),
       stateDirectory: path.join(homedir(), '.local', 'state', 'keel'),
       shutdownGraceSeconds: 10,
+      heartbeatIntervalSeconds: 2,
       model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
     });
+  });
+
+  it('reads KEEL_HEARTBEAT_INTERVAL_SECONDS and refuses a malformed one', () => {
+    expect(
+      workerConfigFromEnvironment({ ...withKey, KEEL_HEARTBEAT_INTERVAL_SECONDS: '0.5' })
+        .heartbeatIntervalSeconds,
+    ).toBe(0.5);
+    expect(() => workerConfigFromEnvironment({ ...withKey, KEEL_HEARTBEAT_INTERVAL_SECONDS: '0' })).toThrow(
+      new ConfigError('KEEL_HEARTBEAT_INTERVAL_SECONDS must be a number of seconds, not "0"'),
+    );
   });
 
   it('keeps its state under XDG_STATE_HOME, or in KEEL_STATE_DIR when set', () => {

@@ -1,7 +1,10 @@
 import { Context } from '@temporalio/activity';
 
-/** Heartbeat interval when the activity has no heartbeat timeout (it then only matters for cancellation). */
-const FALLBACK_INTERVAL_MS = 5_000;
+/**
+ * Longest gap between two local heartbeats. The SDK forwards them to the server at most every
+ * `maxHeartbeatThrottleInterval` (see the worker), so beating more often costs nothing extra.
+ */
+const MAX_INTERVAL_MS = 1_000;
 
 /** Sends a heartbeat, optionally with new details (kept for the following beats). */
 export type Beat = (details?: unknown) => void;
@@ -20,8 +23,11 @@ export async function withHeartbeats<T>(
 ): Promise<T> {
   const context = Context.current();
   const timeout = context.info.heartbeatTimeoutMs;
-  // Three beats per timeout: one lost beat never costs the attempt.
-  const interval = timeout ? Math.max(200, Math.floor(timeout / 3)) : FALLBACK_INTERVAL_MS;
+  // At least three beats per timeout, so one lost beat never costs the attempt.
+  const interval = Math.min(
+    MAX_INTERVAL_MS,
+    timeout ? Math.max(100, Math.floor(timeout / 3)) : MAX_INTERVAL_MS,
+  );
   let details: unknown;
   let started = false;
   const beat: Beat = (next) => {

@@ -41,6 +41,13 @@ export const DEFAULT_HEARTBEAT_SECONDS = 10;
  */
 export const STICKY_QUEUE_TIMEOUT_SECONDS = 3;
 
+/**
+ * Most seconds between two heartbeats a worker sends for a running activity. A cancel reaches a tool
+ * or model call with the next heartbeat, so this bounds cancel latency (Temporal would otherwise wait
+ * 0.8 × the heartbeat timeout: 8 s at the default). Each heartbeat is one call to the server.
+ */
+export const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 2;
+
 /** Extra seconds the tool activity gets beyond the tool's own timeout, so the executor reports the timeout. */
 export const TOOL_ACTIVITY_GRACE_SECONDS = 15;
 

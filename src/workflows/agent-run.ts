@@ -1,6 +1,8 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
   isCancellation,
   log,
   proxyActivities,
@@ -102,7 +104,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
         ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
       });
     } catch (error) {
-      if (isCancellation(error)) throw error;
+      rethrowIfCancelled(error);
       return finish(failure('model turn', error));
     }
     state.usage = addUsage(state.usage, turn.usage);
@@ -133,12 +135,24 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
       try {
         observations = await runToolCalls(turn.toolCalls, tools, input, state);
       } catch (error) {
-        if (isCancellation(error)) throw error;
+        rethrowIfCancelled(error);
         return finish(failure('tool call', error));
       }
     }
     state.toolCalls += observations.length;
     modelInput = { kind: 'observations', previousResponseId: turn.responseId, observations };
+  }
+}
+
+/**
+ * Cancellation ends the run as Canceled, never as a `failed` result: once the run is cancelled, the
+ * step's failure (a cancelled activity, or one that timed out on a hung worker that could not hear
+ * the cancel) is reported as the cancellation it comes from.
+ */
+function rethrowIfCancelled(error: unknown): void {
+  if (isCancellation(error)) throw error;
+  if (CancellationScope.current().consideredCancelled) {
+    throw new CancelledFailure('The run was cancelled', [], error instanceof Error ? error : undefined);
   }
 }
 

@@ -88,6 +88,11 @@ export class WorkerProcess {
     await this.exited;
   }
 
+  /** Freezes the process with SIGSTOP: it holds its tasks but can neither work nor heartbeat (a hung host). */
+  freeze(): void {
+    this.child.kill('SIGSTOP');
+  }
+
   /** Sends SIGTERM (a graceful shutdown) without waiting. */
   terminate(): void {
     this.child.kill('SIGTERM');

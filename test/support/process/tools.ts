@@ -36,6 +36,9 @@ export const stepTool = defineTool({
   schema: z.object({ label: z.string() }),
   async execute({ label }, context) {
     emit('tool-started', { tool: 'step', label, ...identity(context) });
+    context.signal.addEventListener('abort', () =>
+      emit('tool-aborted', { tool: 'step', label, ...identity(context) }),
+    );
     await waitForRelease(label, context);
     emit('tool-finished', { tool: 'step', label, ...identity(context) });
     return `done:${label}`;

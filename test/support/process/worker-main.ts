@@ -11,6 +11,9 @@ import { processTools } from './tools.js';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
+// The SDK's runtime handles SIGTERM (graceful shutdown); this listener only tells the test it arrived.
+process.on('SIGTERM', () => emit('sigterm-received'));
+
 const bundlePath = process.env.KEEL_TEST_BUNDLE;
 await runWorker(workerConfigFromEnvironment(), {
   tools: processTools,
