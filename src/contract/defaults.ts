@@ -32,7 +32,7 @@ export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
  * it elsewhere. Short, so that a crashed worker costs seconds, not minutes; activities heartbeat
  * several times within it.
  */
-export const DEFAULT_HEARTBEAT_SECONDS = 10;
+export const DEFAULT_HEARTBEAT_SECONDS = 5;
 
 /**
  * Seconds a workflow task waits for the worker that has the run cached before any worker may take it.

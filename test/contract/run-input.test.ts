@@ -20,7 +20,7 @@ describe('RunInput', () => {
       parallelToolCalls: false,
       observationCharLimit: 12_000,
       modelTimeoutSeconds: 600,
-      heartbeatTimeoutSeconds: 10,
+      heartbeatTimeoutSeconds: 5,
     });
     expect(input.instructions).toBeUndefined();
     expect(input.model).toBeUndefined();

@@ -10,11 +10,13 @@ export interface RecordedScenario {
   name: string;
   input: RunInputArgs;
   steps: ScriptStep[];
-  tools: () => { tools: Tool[]; started?: Promise<unknown> };
+  tools: () => { tools: Tool[]; started?: Promise<unknown>; release?: () => void };
   /** Files to put in the workspace before the run. */
   files?: Record<string, string>;
   /** Cancel the run once the tool has started. */
   cancel?: boolean;
+  /** Stop the worker once the tool has started, release the tool, and finish on a new worker. */
+  restartWorker?: boolean;
 }
 
 /** Every workflow path worth guarding against non-deterministic changes. */
@@ -91,5 +93,19 @@ export const recordedScenarios: RecordedScenario[] = [
       return { tools: [blocking.tool], started: blocking.started.promise };
     },
     cancel: true,
+  },
+  {
+    name: 'crash-recovered',
+    input: { task: 'Survive', heartbeatTimeoutSeconds: 2 },
+    steps: [reply.calls({ name: 'block', arguments: { label: 'y' } }), reply.text('survived')],
+    tools: () => {
+      const blocking = blockingTool();
+      return {
+        tools: [blocking.tool],
+        started: blocking.started.promise,
+        release: () => blocking.release.resolve('released'),
+      };
+    },
+    restartWorker: true,
   },
 ];

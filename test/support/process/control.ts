@@ -33,6 +33,7 @@ export class WorkerProcess {
     match: (event: ProcessEvent) => boolean;
     resolve: (event: ProcessEvent) => void;
   }> = [];
+  readonly #listeners: Array<(event: ProcessEvent) => void> = [];
 
   private constructor(readonly child: ChildProcess) {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -82,6 +83,11 @@ export class WorkerProcess {
     return new Promise((resolve) => this.#waiters.push({ match, resolve }));
   }
 
+  /** Calls `listener` with every event from now on. */
+  subscribe(listener: (event: ProcessEvent) => void): void {
+    this.#listeners.push(listener);
+  }
+
   /** Kills the process with SIGKILL (a crash: nothing is cleaned up) and waits until it is gone. */
   async kill(): Promise<void> {
     this.child.kill('SIGKILL');
@@ -102,6 +108,7 @@ export class WorkerProcess {
     if (!line.startsWith(EVENT_PREFIX)) return this.keep(line);
     const event = JSON.parse(line.slice(EVENT_PREFIX.length)) as ProcessEvent;
     this.events.push(event);
+    for (const listener of this.#listeners) listener(event);
     for (const waiter of this.#waiters.filter((candidate) => candidate.match(event))) {
       this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
       waiter.resolve(event);
