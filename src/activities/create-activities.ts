@@ -69,6 +69,8 @@ export function createActivities(dependencies: ActivityDependencies) {
           (beat) =>
             callResponses(openai, request, tools, {
               signal,
+              // The SDK's own 10-minute default would cut a longer turn the run allows short.
+              timeoutMs: context.info.startToCloseTimeoutMs,
               ...(background && {
                 background: {
                   ...(resumeResponseId !== undefined && { resumeResponseId }),

@@ -88,7 +88,6 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
   let modelInput: ModelInput = { kind: 'task', task: input.task };
   let lastText = '';
   for (;;) {
-    if (state.turn >= input.maxTurns) return finish({ status: 'max_turns', lastText });
     state.turn += 1;
     state.phase = 'thinking';
     let turn: ModelTurn;
@@ -122,6 +121,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
       }
       return finish({ status: 'completed', finalText: turn.text });
     }
+    // The turn limit counts model turns: calls the last allowed turn asks for are not run.
     if (state.turn >= input.maxTurns) return finish({ status: 'max_turns', lastText });
 
     state.phase = 'acting';
