@@ -1,35 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectTestServer } from '../support/harness.js';
-import type { TestServer } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
 import { release } from '../support/process/control.js';
-import { processFixture, victimAndSurvivors } from '../support/process/fixture.js';
-import type { ProcessFixture } from '../support/process/fixture.js';
-import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { useProcessFixtures, victimAndSurvivors } from '../support/process/fixture.js';
+import { reply } from '../support/scripted-model.js';
 
-let server: TestServer;
-let model: ScriptedModel | undefined;
-let fixture: ProcessFixture | undefined;
-
-beforeAll(async () => {
-  server = await connectTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-afterEach(async () => {
-  await fixture?.cleanUp();
-  await model?.close();
-  fixture = undefined;
-  model = undefined;
-});
+const { setUp } = useProcessFixtures();
 
 describe('a worker stopped with SIGTERM', () => {
   it('lets a running tool finish within the grace period, then exits; another worker continues the run', async () => {
-    model = await ScriptedModel.start([
+    const { model, fixture } = await setUp([
       reply.calls({ name: 'step', arguments: { label: 'finish' } }),
       reply.text('done'),
     ]);
-    fixture = await processFixture(server, model);
     const workers = await Promise.all([
       fixture.startWorker({ shutdownGraceSeconds: 30 }),
       fixture.startWorker({ shutdownGraceSeconds: 30 }),
@@ -54,11 +35,10 @@ describe('a worker stopped with SIGTERM', () => {
   });
 
   it('cancels a tool that outlasts the grace period; the call is retried on another worker', async () => {
-    model = await ScriptedModel.start([
+    const { model, fixture } = await setUp([
       reply.calls({ name: 'step', arguments: { label: 'slow' } }),
       reply.text('done'),
     ]);
-    fixture = await processFixture(server, model);
     const workers = await Promise.all([
       fixture.startWorker({ shutdownGraceSeconds: 1 }),
       fixture.startWorker({ shutdownGraceSeconds: 1 }),

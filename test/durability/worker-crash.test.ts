@@ -1,46 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deferred } from '../support/deferred.js';
-import { connectTestServer } from '../support/harness.js';
-import type { TestServer } from '../support/harness.js';
 import { release } from '../support/process/control.js';
 import {
   pidRunningActivity,
-  processFixture,
+  useProcessFixtures,
   victimAndSurvivors,
   waitForRecordedResponseId,
 } from '../support/process/fixture.js';
-import type { ProcessFixture } from '../support/process/fixture.js';
 import { LEDGER_FILE } from '../support/process/tools.js';
-import { reply, ScriptedModel } from '../support/scripted-model.js';
-import type { ScriptStep } from '../support/scripted-model.js';
+import { reply } from '../support/scripted-model.js';
 
 // Heartbeat timeout of the runs here: how long Temporal waits before it gives a dead worker's task away.
 const HEARTBEAT_SECONDS = 2;
 
-let server: TestServer;
-let model: ScriptedModel | undefined;
-let fixture: ProcessFixture | undefined;
-
-beforeAll(async () => {
-  server = await connectTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-afterEach(async () => {
-  await fixture?.cleanUp();
-  await model?.close();
-  fixture = undefined;
-  model = undefined;
-});
-
-async function setUp(steps: ScriptStep[]): Promise<{ model: ScriptedModel; fixture: ProcessFixture }> {
-  model = await ScriptedModel.start(steps);
-  fixture = await processFixture(server, model);
-  return { model, fixture };
-}
+const { setUp } = useProcessFixtures();
 
 function report(measure: string, milliseconds: number): void {
   console.info(`[measure] ${measure}: ${milliseconds} ms (heartbeat timeout ${HEARTBEAT_SECONDS} s)`);

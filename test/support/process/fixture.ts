@@ -3,11 +3,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { KeelClient } from '../../../src/client.js';
-import { TEST_API_KEY, temporaryWorkspace } from '../harness.js';
+import { connectTestServer, TEST_API_KEY, temporaryWorkspace } from '../harness.js';
 import type { TestServer } from '../harness.js';
-import type { ScriptedModel } from '../scripted-model.js';
+import { ScriptedModel } from '../scripted-model.js';
 import { WorkerProcess } from './control.js';
 import type { WorkerProcessOptions } from './control.js';
 
@@ -100,4 +100,35 @@ export async function waitForRecordedResponseId(keel: KeelClient, runId: string)
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * For a test file whose tests run worker processes: connects to the dev server once, and after each
+ * test kills the workers and closes the model server that `setUp` made.
+ */
+export function useProcessFixtures(): {
+  setUp(
+    script: Parameters<typeof ScriptedModel.start>[0],
+  ): Promise<{ model: ScriptedModel; fixture: ProcessFixture }>;
+} {
+  let server: TestServer | undefined;
+  let current: { model: ScriptedModel; fixture: ProcessFixture } | undefined;
+  beforeAll(async () => {
+    server = await connectTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  afterEach(async () => {
+    await current?.fixture.cleanUp();
+    await current?.model.close();
+    current = undefined;
+  });
+  return {
+    async setUp(script) {
+      const model = await ScriptedModel.start(script);
+      current = { model, fixture: await processFixture(server!, model) };
+      return current;
+    },
+  };
 }
