@@ -1,7 +1,14 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
+import {
+  DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+  DEFAULT_TASK_QUEUE,
+  TOOL_NAME_PATTERN,
+} from './contract/defaults.js';
+import { RunLimits } from './contract/run-input.js';
+import { optionalNames, optionalText, readEnvironment, secondsOr, textOr } from './env.js';
+import type { Variable } from './env.js';
 import { modelConfigFromEnvironment } from './model/config.js';
 import type { ModelConfig } from './model/config.js';
 
@@ -13,12 +20,47 @@ export interface WorkerConfig {
   workspace: string;
   /** `KEEL_STATE_DIR`: where the worker keeps its own records, such as completed side effects. */
   stateDirectory: string;
+  /** `KEEL_TOOLS`: the tools to offer, by name (default: all). */
+  tools: string[] | undefined;
+  /** `KEEL_MAX_TURNS`, `KEEL_OBSERVATION_CHAR_LIMIT`, `KEEL_MODEL_TIMEOUT_SECONDS`, `KEEL_HEARTBEAT_TIMEOUT_SECONDS`: limits for runs that set none. */
+  limits: Partial<RunLimits>;
   /** `KEEL_HEARTBEAT_INTERVAL_SECONDS`: most seconds between heartbeats sent; bounds cancel latency (default 2). */
   heartbeatIntervalSeconds: number;
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
   shutdownGraceSeconds: number;
   model: ModelConfig;
 }
+
+/** A run limit from the environment, bounded exactly as a run input bounds it. */
+function limit(field: keyof RunLimits): Variable<number | undefined> {
+  const schema = RunLimits.shape[field];
+  return {
+    parse(name, raw) {
+      const value = raw?.trim() || undefined;
+      if (value === undefined) return undefined;
+      const parsed = schema.safeParse(Number(value));
+      if (parsed.success) return parsed.data;
+      const kind = schema.isInt ? 'a whole number' : 'a number';
+      throw new ConfigError(
+        `${name} must be ${kind} from ${schema.minValue} to ${schema.maxValue}, not ${JSON.stringify(value)}`,
+      );
+    },
+  };
+}
+
+/** Every `KEEL_*` worker variable (the model's are in `modelVariables`), with how to read each. */
+export const workerVariables = {
+  KEEL_TASK_QUEUE: textOr(DEFAULT_TASK_QUEUE),
+  KEEL_WORKSPACE: optionalText,
+  KEEL_STATE_DIR: optionalText,
+  KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
+  KEEL_MAX_TURNS: limit('maxTurns'),
+  KEEL_OBSERVATION_CHAR_LIMIT: limit('observationCharLimit'),
+  KEEL_MODEL_TIMEOUT_SECONDS: limit('modelTimeoutSeconds'),
+  KEEL_HEARTBEAT_TIMEOUT_SECONDS: limit('heartbeatTimeoutSeconds'),
+  KEEL_HEARTBEAT_INTERVAL_SECONDS: secondsOr(DEFAULT_HEARTBEAT_INTERVAL_SECONDS, 0.1),
+  KEEL_SHUTDOWN_GRACE_SECONDS: secondsOr(10, 0),
+};
 
 /** Reads and checks {@link WorkerConfig}. */
 export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = process.env): WorkerConfig {
@@ -29,31 +71,26 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
         '(for another Responses-compatible server, with OPENAI_API_KEY if it needs one).',
     );
   }
-  const shutdownGraceSeconds = seconds(environment, 'KEEL_SHUTDOWN_GRACE_SECONDS', 10, 0);
-  const heartbeatIntervalSeconds = seconds(
-    environment,
-    'KEEL_HEARTBEAT_INTERVAL_SECONDS',
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    0.1,
-  );
+  const values = readEnvironment(workerVariables, environment);
+  const limits: Partial<RunLimits> = {};
+  if (values.KEEL_MAX_TURNS !== undefined) limits.maxTurns = values.KEEL_MAX_TURNS;
+  if (values.KEEL_OBSERVATION_CHAR_LIMIT !== undefined)
+    limits.observationCharLimit = values.KEEL_OBSERVATION_CHAR_LIMIT;
+  if (values.KEEL_MODEL_TIMEOUT_SECONDS !== undefined)
+    limits.modelTimeoutSeconds = values.KEEL_MODEL_TIMEOUT_SECONDS;
+  if (values.KEEL_HEARTBEAT_TIMEOUT_SECONDS !== undefined) {
+    limits.heartbeatTimeoutSeconds = values.KEEL_HEARTBEAT_TIMEOUT_SECONDS;
+  }
   return {
-    taskQueue: environment.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
-    workspace: environment.KEEL_WORKSPACE?.trim() || process.cwd(),
-    stateDirectory: environment.KEEL_STATE_DIR?.trim() || defaultStateDirectory(environment),
-    shutdownGraceSeconds,
-    heartbeatIntervalSeconds,
+    taskQueue: values.KEEL_TASK_QUEUE,
+    workspace: values.KEEL_WORKSPACE ?? process.cwd(),
+    stateDirectory: values.KEEL_STATE_DIR ?? defaultStateDirectory(environment),
+    tools: values.KEEL_TOOLS,
+    limits,
+    heartbeatIntervalSeconds: values.KEEL_HEARTBEAT_INTERVAL_SECONDS,
+    shutdownGraceSeconds: values.KEEL_SHUTDOWN_GRACE_SECONDS,
     model,
   };
-}
-
-/** A number of seconds from the environment: the default when unset or empty, an error when malformed. */
-function seconds(environment: NodeJS.ProcessEnv, name: string, fallback: number, minimum: number): number {
-  const raw = environment[name]?.trim() || String(fallback);
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < minimum) {
-    throw new ConfigError(`${name} must be a number of seconds, not ${JSON.stringify(raw)}`);
-  }
-  return value;
 }
 
 /** `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`: outside the workspace, where tools cannot reach it. */

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
@@ -9,11 +10,13 @@ import { createActivities } from './activities/create-activities.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
 import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
 import type { WorkerConfig } from './config.js';
+import type { RunLimits } from './contract/run-input.js';
 import type { Logger } from './logger.js';
 import type { PollSchedule } from './model/background.js';
 import { createOpenAIClient } from './model/client.js';
 import type { ModelMode } from './model/config.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
+import { ensureSearchAttributes } from './search-attributes-setup.js';
 import { listDirectory, readFile } from './tools/builtin/index.js';
 import type { Tool } from './tools/define-tool.js';
 import { FileIdempotencyStore } from './tools/idempotency.js';
@@ -49,6 +52,12 @@ export interface KeelWorkerOptions {
   stateDirectory?: string;
   /** Tools to offer; {@link builtinTools} when absent. */
   tools?: readonly Tool[];
+  /** Names of the tools to enable (`KEEL_TOOLS`); all of `tools` when absent. */
+  enabledTools?: readonly string[];
+  /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
+  limits?: Partial<RunLimits>;
+  /** Whether the namespace has Keel's search attributes (see `ensureSearchAttributes`). */
+  searchAttributes?: boolean;
   /** Values to keep out of observations and history, beyond the worker's secret-looking env variables. */
   secrets?: readonly string[];
   logger?: Logger;
@@ -72,7 +81,9 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     ],
   });
   const activities = createActivities({
-    registry: new ToolRegistry(options.tools ?? builtinTools),
+    registry: new ToolRegistry(enableTools(options.tools ?? builtinTools, options.enabledTools)),
+    ...(options.limits ? { limits: options.limits } : {}),
+    searchAttributes: options.searchAttributes ?? false,
     workspace,
     openai: options.openai,
     defaultModel: options.defaultModel,
@@ -94,6 +105,18 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...options.workerOptions,
   });
+}
+
+/** The tools named in `enabled` (all when absent); an unknown name is a configuration error. */
+function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefined): readonly Tool[] {
+  if (enabled === undefined) return tools;
+  const unknown = enabled.filter((name) => !tools.some((tool) => tool.name === name));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `KEEL_TOOLS names unknown tool(s) ${unknown.join(', ')}; this worker has ${tools.map((tool) => tool.name).join(', ')}`,
+    );
+  }
+  return tools.filter((tool) => enabled.includes(tool.name));
 }
 
 /** What a worker process may add to its environment configuration. */
@@ -119,9 +142,18 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
     );
   });
   try {
+    const clientConnection = await Connection.connect(connectionOptions);
+    const searchAttributes = await ensureSearchAttributes(
+      clientConnection,
+      namespace ?? 'default',
+      console,
+    ).finally(() => clientConnection.close());
     const worker = await createKeelWorker({
       connection,
       namespace: namespace ?? 'default',
+      searchAttributes,
+      limits: config.limits,
+      ...(config.tools ? { enabledTools: config.tools } : {}),
       taskQueue: config.taskQueue,
       workspace: config.workspace,
       stateDirectory: config.stateDirectory,

@@ -49,6 +49,8 @@ describe('workerConfigFromEnvironment', () => {
       stateDirectory: path.join(homedir(), '.local', 'state', 'keel'),
       shutdownGraceSeconds: 10,
       heartbeatIntervalSeconds: 2,
+      tools: undefined,
+      limits: {},
       model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
     });
   });
@@ -60,6 +62,44 @@ describe('workerConfigFromEnvironment', () => {
     ).toBe(0.5);
     expect(() => workerConfigFromEnvironment({ ...withKey, KEEL_HEARTBEAT_INTERVAL_SECONDS: '0' })).toThrow(
       new ConfigError('KEEL_HEARTBEAT_INTERVAL_SECONDS must be a number of seconds, not "0"'),
+    );
+  });
+
+  it('reads run limits and enabled tools, bounded exactly as a run input is', () => {
+    const config = workerConfigFromEnvironment({
+      ...withKey,
+      KEEL_MAX_TURNS: '50',
+      KEEL_OBSERVATION_CHAR_LIMIT: ' 20000 ',
+      KEEL_MODEL_TIMEOUT_SECONDS: '120',
+      KEEL_HEARTBEAT_TIMEOUT_SECONDS: '3',
+      KEEL_TOOLS: 'read_file, list_directory',
+    });
+    expect(config.limits).toEqual({
+      maxTurns: 50,
+      observationCharLimit: 20_000,
+      modelTimeoutSeconds: 120,
+      heartbeatTimeoutSeconds: 3,
+    });
+    expect(config.tools).toEqual(['read_file', 'list_directory']);
+  });
+
+  it.each([
+    ['KEEL_MAX_TURNS', '0', 'KEEL_MAX_TURNS must be a whole number from 1 to 1000, not "0"'],
+    ['KEEL_MAX_TURNS', 'many', 'KEEL_MAX_TURNS must be a whole number from 1 to 1000, not "many"'],
+    [
+      'KEEL_MODEL_TIMEOUT_SECONDS',
+      '7200',
+      'KEEL_MODEL_TIMEOUT_SECONDS must be a number from 1 to 3600, not "7200"',
+    ],
+    ['KEEL_TOOLS', 'read file', 'KEEL_TOOLS must be a comma-separated list of names, not "read file"'],
+    [
+      'OPENAI_BASE_URL',
+      'localhost:8080',
+      'OPENAI_BASE_URL must be an http:// or https:// URL, not "localhost:8080"',
+    ],
+  ])('refuses %s=%s, naming the variable', (name, value, message) => {
+    expect(() => workerConfigFromEnvironment({ ...withKey, [name]: value })).toThrow(
+      new ConfigError(message),
     );
   });
 

@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
+import type { RunLimits } from '../contract/run-input.js';
 import type { Observation } from '../contract/observation.js';
 import type { WorkerProfile } from '../contract/tool-info.js';
 import type { ToolRequest } from '../contract/tool-request.js';
@@ -24,6 +25,10 @@ export interface ActivityDependencies {
   openai: OpenAI;
   /** Model used when a run names none. */
   defaultModel: string;
+  /** Limits for runs that set none (the operator's `KEEL_MAX_TURNS` and so on). */
+  limits?: Partial<RunLimits>;
+  /** Whether the namespace has Keel's search attributes, so runs may set them. */
+  searchAttributes?: boolean;
   /** How model turns are requested; `background` makes retried turns re-attach instead of paying twice. */
   modelMode: ModelMode;
   /** Background polling; the default suits real models, tests poll faster. */
@@ -44,7 +49,12 @@ export function createActivities(dependencies: ActivityDependencies) {
   return {
     /** Tells a run which tools this worker has and which model it defaults to. */
     describeWorker(): Promise<WorkerProfile> {
-      return Promise.resolve({ tools: registry.describe(), defaultModel: dependencies.defaultModel });
+      return Promise.resolve({
+        tools: registry.describe(),
+        defaultModel: dependencies.defaultModel,
+        limits: dependencies.limits ?? {},
+        searchAttributes: dependencies.searchAttributes ?? false,
+      });
     },
 
     /** One model turn. Heartbeats while the request is in flight; a cancel aborts the HTTP request. */

@@ -8,36 +8,98 @@ import {
   TOOL_NAME_PATTERN,
 } from './defaults.js';
 
+/**
+ * The limits of a run. A run input may set each; otherwise the worker's configured default applies
+ * (`KEEL_MAX_TURNS` and so on), otherwise {@link DEFAULT_RUN_LIMITS}.
+ */
+export const RunLimits = z.object({
+  maxTurns: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_TURNS_LIMIT)
+    .describe(`Model turns before the run stops with max_turns (default ${DEFAULT_MAX_TURNS}).`),
+  observationCharLimit: z
+    .number()
+    .int()
+    .min(100)
+    .max(500_000)
+    .describe(
+      `Characters of one tool output the model sees before it is cut to a preview (default ${DEFAULT_OUTPUT_CAP}).`,
+    ),
+  modelTimeoutSeconds: z
+    .number()
+    .min(1)
+    .max(3600)
+    .describe(`Seconds one model turn may take (default ${DEFAULT_MODEL_TIMEOUT_SECONDS}).`),
+  heartbeatTimeoutSeconds: z
+    .number()
+    .min(1)
+    .max(600)
+    .describe(
+      `Seconds without a heartbeat before an activity is retried on another worker (default ${DEFAULT_HEARTBEAT_SECONDS}).`,
+    ),
+});
+export type RunLimits = z.infer<typeof RunLimits>;
+
+/** Limits when neither the run nor the worker sets them. */
+export const DEFAULT_RUN_LIMITS: RunLimits = Object.freeze({
+  maxTurns: DEFAULT_MAX_TURNS,
+  observationCharLimit: DEFAULT_OUTPUT_CAP,
+  modelTimeoutSeconds: DEFAULT_MODEL_TIMEOUT_SECONDS,
+  heartbeatTimeoutSeconds: DEFAULT_HEARTBEAT_SECONDS,
+});
+
 /** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
 export const RunInput = z.strictObject({
-  /** What the agent should do, in plain language. */
-  task: z.string().trim().min(1, 'must describe the task').max(200_000),
-  /** System-level instructions, re-sent on every turn. A sensible default is used when absent. */
-  instructions: z.string().max(200_000).optional(),
-  /** Model name; the worker's default when absent. */
-  model: z.string().trim().min(1).max(200).optional(),
-  /** Model turns before the run stops with `max_turns`. */
-  maxTurns: z.number().int().min(1).max(MAX_TURNS_LIMIT).default(DEFAULT_MAX_TURNS),
-  /** Names of the worker's tools offered to the model; all of them when absent. */
+  task: z.string().trim().min(1, 'must describe the task').max(200_000).describe('What the agent should do.'),
+  instructions: z
+    .string()
+    .max(200_000)
+    .optional()
+    .describe('System instructions, re-sent on every turn; a short general-purpose prompt when absent.'),
+  model: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("Model name; the worker's KEEL_MODEL when absent."),
   tools: z
     .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
     .max(128)
     .refine((names) => new Set(names).size === names.length, 'must not repeat a tool')
-    .optional(),
-  /** Let the model ask for several calls in one turn. Read-only calls then run concurrently. */
-  parallelToolCalls: z.boolean().default(false),
-  /** Upper bound on output tokens per turn (reasoning included). */
-  maxOutputTokens: z.number().int().min(16).optional(),
-  /** Reasoning effort for reasoning models. */
-  reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).optional(),
-  /** Characters of one tool output the model sees before it is cut to a preview. */
-  observationCharLimit: z.number().int().min(100).max(500_000).default(DEFAULT_OUTPUT_CAP),
-  /** Seconds one model turn may take. */
-  modelTimeoutSeconds: z.number().min(1).max(3600).default(DEFAULT_MODEL_TIMEOUT_SECONDS),
-  /** Seconds without a heartbeat before an activity is retried on another worker. */
-  heartbeatTimeoutSeconds: z.number().min(1).max(600).default(DEFAULT_HEARTBEAT_SECONDS),
+    .optional()
+    .describe("Names of the worker's tools to offer the model; all of them when absent."),
+  parallelToolCalls: z
+    .boolean()
+    .default(false)
+    .describe('Let the model ask for several calls per turn; read-only ones then run together.'),
+  maxOutputTokens: z
+    .number()
+    .int()
+    .min(16)
+    .optional()
+    .describe('Most output tokens per turn, reasoning included.'),
+  reasoningEffort: z
+    .enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
+    .optional()
+    .describe('Reasoning effort, for reasoning models.'),
+  ...RunLimits.partial().shape,
 });
 /** A run input as a caller writes it (defaults optional). */
 export type RunInputArgs = z.input<typeof RunInput>;
-/** A run input after validation, defaults filled in. */
+/** A run input after validation. */
 export type RunInput = z.output<typeof RunInput>;
+
+/** The limits that apply to a run: its own, else the worker's, else {@link DEFAULT_RUN_LIMITS}. */
+export function resolveLimits(input: Partial<RunLimits>, worker: Partial<RunLimits> = {}): RunLimits {
+  const pick = <Key extends keyof RunLimits>(key: Key): RunLimits[Key] =>
+    input[key] ?? worker[key] ?? DEFAULT_RUN_LIMITS[key];
+  return {
+    maxTurns: pick('maxTurns'),
+    observationCharLimit: pick('observationCharLimit'),
+    modelTimeoutSeconds: pick('modelTimeoutSeconds'),
+    heartbeatTimeoutSeconds: pick('heartbeatTimeoutSeconds'),
+  };
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RunLimits } from './run-input.js';
 
 /** What the workflow needs to know about a tool: no code, no schema, just routing metadata. */
 export const ToolInfo = z.object({
@@ -14,5 +15,9 @@ export type ToolInfo = z.infer<typeof ToolInfo>;
 export const WorkerProfile = z.object({
   tools: z.array(ToolInfo),
   defaultModel: z.string(),
+  /** Limits the worker's operator configured for runs that set none. Absent in older histories. */
+  limits: RunLimits.partial().optional(),
+  /** Whether Keel's search attributes are registered, so the run may set them. Absent in older histories. */
+  searchAttributes: z.boolean().optional(),
 });
 export type WorkerProfile = z.infer<typeof WorkerProfile>;

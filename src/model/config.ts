@@ -1,4 +1,4 @@
-import { ConfigError } from '../config-error.js';
+import { optionalChoice, optionalText, optionalUrl, readEnvironment, textOr } from '../env.js';
 
 /**
  * How a model turn is requested. `background` creates the response with `background: true` and polls
@@ -23,24 +23,21 @@ export interface ModelConfig {
 /** Model used when neither the run nor `KEEL_MODEL` names one. */
 export const FALLBACK_MODEL = 'gpt-5-mini';
 
+/** The model settings among the environment variables, with how to read each. */
+export const modelVariables = {
+  OPENAI_API_KEY: optionalText,
+  OPENAI_BASE_URL: optionalUrl,
+  KEEL_MODEL: textOr(FALLBACK_MODEL),
+  KEEL_MODEL_MODE: optionalChoice(['background', 'foreground']),
+};
+
 /** Reads {@link ModelConfig} from environment variables. */
 export function modelConfigFromEnvironment(environment: NodeJS.ProcessEnv = process.env): ModelConfig {
-  const baseURL = nonEmpty(environment.OPENAI_BASE_URL);
-  const mode = nonEmpty(environment.KEEL_MODEL_MODE) ?? (baseURL === undefined ? 'background' : 'foreground');
-  if (mode !== 'background' && mode !== 'foreground') {
-    throw new ConfigError(
-      `KEEL_MODEL_MODE must be "background" or "foreground", not ${JSON.stringify(mode)}`,
-    );
-  }
+  const values = readEnvironment(modelVariables, environment);
   return {
-    apiKey: nonEmpty(environment.OPENAI_API_KEY),
-    baseURL,
-    defaultModel: nonEmpty(environment.KEEL_MODEL) ?? FALLBACK_MODEL,
-    mode,
+    apiKey: values.OPENAI_API_KEY,
+    baseURL: values.OPENAI_BASE_URL,
+    defaultModel: values.KEEL_MODEL,
+    mode: values.KEEL_MODEL_MODE ?? (values.OPENAI_BASE_URL === undefined ? 'background' : 'foreground'),
   };
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
 }

@@ -6,8 +6,10 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   TimeoutFailure,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { KeelActivities } from '../activities/create-activities.js';
 import {
@@ -21,14 +23,16 @@ import { formatIssues } from '../contract/format-issues.js';
 import type { ModelInput, ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { Observation } from '../contract/observation.js';
-import { RunInput } from '../contract/run-input.js';
-import type { RunInputArgs } from '../contract/run-input.js';
+import { resolveLimits, RunInput } from '../contract/run-input.js';
+import type { RunInputArgs, RunLimits } from '../contract/run-input.js';
 import type { RunResult } from '../contract/run-result.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolCall } from '../contract/tool-call.js';
 import type { ToolInfo, WorkerProfile } from '../contract/tool-info.js';
 import { addUsage, emptyUsage } from '../contract/usage.js';
 import { stateQuery } from './messages.js';
+import { currentDetails, recordObservation, recordTurn } from './progress.js';
+import { keelModel, keelStatus, keelTokens, keelTurns } from './search-attributes.js';
 import { toolCallSummary } from './tool-summary.js';
 
 /** Distributes `Omit` over the result union, so each variant keeps its own fields. */
@@ -48,13 +52,14 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
   const state: RunState = {
     phase: 'starting',
     turn: 0,
-    maxTurns: input.maxTurns,
+    maxTurns: resolveLimits(input).maxTurns,
     model: input.model ?? null,
     pendingCalls: [],
     toolCalls: 0,
     usage: emptyUsage,
     usageByTurn: [],
     lastResponseId: null,
+    events: [],
     result: null,
   };
   setHandler(stateQuery, () => state);
@@ -65,9 +70,24 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
     summary: 'load tools',
   });
   const profile = await describeWorker();
+  const limits = resolveLimits(input, profile.limits);
+  state.maxTurns = limits.maxTurns;
   const tools = chooseTools(input, profile);
   const model = input.model ?? profile.defaultModel;
   state.model = model;
+  // Only where the namespace has them registered: setting an unknown one would fail every task.
+  const searchAttributes = profile.searchAttributes === true;
+  const publish = (status?: string): void => {
+    setCurrentDetails(currentDetails(state));
+    if (!searchAttributes) return;
+    upsertSearchAttributes([
+      ...(status !== undefined ? [{ key: keelStatus, value: status }] : []),
+      { key: keelModel, value: model },
+      { key: keelTurns, value: state.turn },
+      { key: keelTokens, value: state.usage.totalTokens },
+    ]);
+  };
+  publish('running');
 
   const finish = (ending: Ending): RunResult => {
     const result = {
@@ -81,6 +101,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
     state.phase = 'finished';
     state.pendingCalls = [];
     state.result = result;
+    publish(result.status);
     log.info('Run finished', { status: result.status, turns: result.turns });
     return result;
   };
@@ -90,9 +111,10 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
   for (;;) {
     state.turn += 1;
     state.phase = 'thinking';
+    publish();
     let turn: ModelTurn;
     try {
-      turn = await callModel(input, {
+      turn = await callModel(limits, {
         model,
         instructions: input.instructions ?? DEFAULT_INSTRUCTIONS,
         turn: state.turn,
@@ -103,12 +125,13 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
         ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
       });
     } catch (error) {
-      rethrowIfCancelled(error);
+      rethrowIfCancelled(error, () => publish('cancelled'));
       return finish(failure('model turn', error));
     }
     state.usage = addUsage(state.usage, turn.usage);
     state.usageByTurn.push(turn.usage);
     state.lastResponseId = turn.responseId;
+    recordTurn(state, turn);
     if (turn.text !== '') lastText = turn.text;
 
     if (turn.toolCalls.length === 0) {
@@ -122,20 +145,22 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
       return finish({ status: 'completed', finalText: turn.text });
     }
     // The turn limit counts model turns: calls the last allowed turn asks for are not run.
-    if (state.turn >= input.maxTurns) return finish({ status: 'max_turns', lastText });
+    if (state.turn >= limits.maxTurns) return finish({ status: 'max_turns', lastText });
 
     state.phase = 'acting';
     state.pendingCalls = turn.toolCalls.map(({ callId, name }) => ({ callId, name }));
+    publish();
     let observations: Observation[];
     if (turn.status === 'incomplete') {
       // The output was cut off, so the last call's arguments may be truncated: run none of them.
       observations = turn.toolCalls.map((call) => notExecuted(call, turn.incompleteReason));
+      turn.toolCalls.forEach((call, index) => recordObservation(state, call, observations[index]!));
       state.pendingCalls = [];
     } else {
       try {
-        observations = await runToolCalls(turn.toolCalls, tools, input, state);
+        observations = await runToolCalls(turn.toolCalls, tools, input, limits, state);
       } catch (error) {
-        rethrowIfCancelled(error);
+        rethrowIfCancelled(error, () => publish('cancelled'));
         return finish(failure('tool call', error));
       }
     }
@@ -149,11 +174,12 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
  * step's failure (a cancelled activity, or one that timed out on a hung worker that could not hear
  * the cancel) is reported as the cancellation it comes from.
  */
-function rethrowIfCancelled(error: unknown): void {
+function rethrowIfCancelled(error: unknown, onCancelled: () => void): void {
+  const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
+  if (!cancelled) return;
+  onCancelled();
   if (isCancellation(error)) throw error;
-  if (CancellationScope.current().consideredCancelled) {
-    throw new CancelledFailure('The run was cancelled', [], error instanceof Error ? error : undefined);
-  }
+  throw new CancelledFailure('The run was cancelled', [], error instanceof Error ? error : undefined);
 }
 
 function parseInput(rawInput: unknown): RunInput {
@@ -183,10 +209,10 @@ function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
   return input.tools.map((name) => byName.get(name) as ToolInfo);
 }
 
-async function callModel(input: RunInput, request: ModelRequest): Promise<ModelTurn> {
+async function callModel(limits: RunLimits, request: ModelRequest): Promise<ModelTurn> {
   const activities = proxyActivities<KeelActivities>({
-    startToCloseTimeout: `${input.modelTimeoutSeconds}s`,
-    heartbeatTimeout: `${input.heartbeatTimeoutSeconds}s`,
+    startToCloseTimeout: `${limits.modelTimeoutSeconds}s`,
+    heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
     retry: {
       initialInterval: '1s',
       backoffCoefficient: 2,
@@ -206,6 +232,7 @@ async function runToolCalls(
   calls: readonly ToolCall[],
   tools: readonly ToolInfo[],
   input: RunInput,
+  limits: RunLimits,
   state: RunState,
 ): Promise<Observation[]> {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
@@ -214,7 +241,7 @@ async function runToolCalls(
     const timeoutSeconds = byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
     const activities = proxyActivities<KeelActivities>({
       startToCloseTimeout: `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s`,
-      heartbeatTimeout: `${input.heartbeatTimeoutSeconds}s`,
+      heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
       retry: {
         initialInterval: '1s',
         backoffCoefficient: 2,
@@ -226,9 +253,10 @@ async function runToolCalls(
     const observation = await activities.executeTool({
       call,
       allowedTools,
-      outputCharLimit: input.observationCharLimit,
+      outputCharLimit: limits.observationCharLimit,
     });
     state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
+    recordObservation(state, call, observation);
     return observation;
   };
   const observations: Observation[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatIssues } from '../../src/contract/format-issues.js';
-import { RunInput } from '../../src/contract/run-input.js';
+import { resolveLimits, RunInput } from '../../src/contract/run-input.js';
 import type { RunInputArgs } from '../../src/contract/run-input.js';
 
 /** The `path: message` lines of a refused input; fails the test when the input is accepted. */
@@ -10,14 +10,24 @@ function refusal(input: unknown): string[] {
   return formatIssues(parsed.error);
 }
 
+describe('resolveLimits', () => {
+  it("takes the run's own limit first, then the worker's, then the default", () => {
+    expect(resolveLimits({ maxTurns: 3 }, { maxTurns: 50, modelTimeoutSeconds: 120 })).toEqual({
+      maxTurns: 3,
+      observationCharLimit: 12_000,
+      modelTimeoutSeconds: 120,
+      heartbeatTimeoutSeconds: 5,
+    });
+  });
+});
+
 describe('RunInput', () => {
-  it('fills in the defaults when only the task is given', () => {
+  it('fills in the defaults when only the task is given; limits stay open for the worker to fill', () => {
     const input = RunInput.parse({ task: 'List the files.' });
 
-    expect(input).toEqual({
-      task: 'List the files.',
+    expect(input).toEqual({ task: 'List the files.', parallelToolCalls: false });
+    expect(resolveLimits(input)).toEqual({
       maxTurns: 20,
-      parallelToolCalls: false,
       observationCharLimit: 12_000,
       modelTimeoutSeconds: 600,
       heartbeatTimeoutSeconds: 5,

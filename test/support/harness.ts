@@ -10,9 +10,13 @@ import { KeelClient } from '../../src/client.js';
 import type { Logger } from '../../src/logger.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import type { ModelMode } from '../../src/model/config.js';
+import type { RunLimits } from '../../src/contract/run-input.js';
+import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import { builtinTools, createKeelWorker } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
+
+import { silentLogger } from './loggers.js';
 
 export { RecordingLogger } from './loggers.js';
 
@@ -43,6 +47,14 @@ export async function connectTestServer(): Promise<TestServer> {
   };
 }
 
+let registered: Promise<boolean> | undefined;
+
+/** Registers Keel's search attributes on the test server, once per test process, as a worker would. */
+function registerSearchAttributes(server: TestServer): Promise<boolean> {
+  registered ??= ensureSearchAttributes(server.client.connection, inject('temporalNamespace'), silentLogger);
+  return registered;
+}
+
 /** A temporary directory to use as a workspace. */
 export async function temporaryWorkspace(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'keel-workspace-'));
@@ -59,6 +71,10 @@ export interface TestWorkerOptions {
   logger?: Logger;
   secrets?: readonly string[];
   defaultModel?: string;
+  /** Limits for runs that set none, as `KEEL_MAX_TURNS` and friends give them. */
+  limits?: Partial<RunLimits>;
+  /** Whether runs set Keel's search attributes; registered on the test server once per process when absent. */
+  searchAttributes?: boolean;
   /** Background unless a test says otherwise: the production default for the OpenAI API. */
   modelMode?: ModelMode;
   workerOptions?: Partial<WorkerOptions>;
@@ -83,6 +99,8 @@ export async function startTestWorker(
     openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: options.model.url }),
     defaultModel: options.defaultModel ?? 'scripted-model',
     modelMode: options.modelMode ?? 'background',
+    searchAttributes: options.searchAttributes ?? (await registerSearchAttributes(server)),
+    ...(options.limits ? { limits: options.limits } : {}),
     pollSchedule: { initialMs: 20, maxMs: 100 },
     tools: options.tools ?? builtinTools,
     ...(options.secrets ? { secrets: options.secrets } : {}),

@@ -1,0 +1,78 @@
+import type { Observation } from '../contract/observation.js';
+import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
+import type { RunEvent, RunState } from '../contract/run-state.js';
+import type { ModelTurn } from '../contract/model-turn.js';
+import type { ToolCall } from '../contract/tool-call.js';
+import { toolCallSummary } from './tool-summary.js';
+
+const PREVIEW = 160;
+
+/** Text shortened to one line of at most `length` characters. */
+export function preview(text: string, length = PREVIEW): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > length ? line.slice(0, length - 1) + '…' : line;
+}
+
+/** Appends an event (numbered after the last one) and forgets the oldest beyond the kept number. */
+function append(
+  state: RunState,
+  event: RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'seq'> : never) : never,
+): void {
+  const seq = (state.events.at(-1)?.seq ?? -1) + 1;
+  state.events.push({ ...event, seq });
+  if (state.events.length > RUN_EVENTS_KEPT) state.events.splice(0, state.events.length - RUN_EVENTS_KEPT);
+}
+
+/** Records a finished model turn. */
+export function recordTurn(state: RunState, turn: ModelTurn): void {
+  append(state, {
+    kind: 'turn',
+    turn: state.turn,
+    usage: turn.usage,
+    text: preview(turn.text),
+    calls: turn.toolCalls.map((call: ToolCall) => ({
+      callId: call.callId,
+      name: call.name,
+      summary: toolCallSummary(call),
+    })),
+  });
+}
+
+/** Records the observation of one call. */
+export function recordObservation(state: RunState, call: ToolCall, observation: Observation): void {
+  append(state, {
+    kind: 'observation',
+    turn: state.turn,
+    callId: call.callId,
+    name: call.name,
+    ok: observation.ok,
+    ...(observation.ok ? {} : { error: observation.error }),
+    preview: preview(observation.ok ? observation.output : observation.message),
+  });
+}
+
+/**
+ * What the Temporal UI shows as the run's current details (markdown): phase, turn, the last tool
+ * call and its outcome, tokens. Built from the state only, so it is deterministic.
+ */
+export function currentDetails(state: RunState): string {
+  const lines = [
+    `**${phaseLabel(state)}** · turn ${state.turn} of ${state.maxTurns} · model ${state.model ?? '…'}`,
+  ];
+  const lastCall = [...state.events].reverse().find((event) => event.kind === 'observation');
+  if (lastCall?.kind === 'observation') {
+    lines.push(`Last tool: \`${lastCall.name}\` → ${lastCall.ok ? 'ok' : (lastCall.error ?? 'error')}`);
+  }
+  if (state.pendingCalls.length > 0)
+    lines.push(`Running: ${state.pendingCalls.map((call) => `\`${call.name}\``).join(', ')}`);
+  const { totalTokens, inputTokens, outputTokens } = state.usage;
+  lines.push(
+    `Tokens: ${totalTokens} (in ${inputTokens}, out ${outputTokens}) · tool calls: ${state.toolCalls}`,
+  );
+  return lines.join('\n\n');
+}
+
+function phaseLabel(state: RunState): string {
+  if (state.result !== null) return state.result.status.replace('_', ' ');
+  return state.phase;
+}
