@@ -51,6 +51,7 @@ export class KeelClient {
       workflowId: runId,
       args: [input],
       staticSummary: firstLine(parsed.data.task),
+      staticDetails: startDetails(parsed.data),
     });
     return runId;
   }
@@ -73,6 +74,17 @@ export class KeelClient {
   private handle(runId: string): WorkflowHandle<typeof agentRun> {
     return this.temporal.workflow.getHandle<typeof agentRun>(runId);
   }
+}
+
+/** What the UI shows as the run's details: the whole task (shortened if huge) and what was set. */
+function startDetails(input: RunInput): string {
+  const task = input.task.length > 4_000 ? input.task.slice(0, 3_999) + '…' : input.task;
+  const settings = [
+    input.model !== undefined ? `model \`${input.model}\`` : undefined,
+    input.maxTurns !== undefined ? `max turns ${input.maxTurns}` : undefined,
+    input.tools !== undefined ? `tools ${input.tools.map((tool) => `\`${tool}\``).join(', ')}` : undefined,
+  ].filter((setting) => setting !== undefined);
+  return `**Task**\n\n${task}${settings.length > 0 ? `\n\n${settings.join(' · ')}` : ''}`;
 }
 
 function firstLine(text: string): string {

@@ -1,9 +1,11 @@
-import type { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import { Connection } from '@temporalio/client';
+import type { ConnectionOptions } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import type { Logger } from './logger.js';
 import { keelSearchAttributes } from './workflows/search-attributes.js';
 
-const { IndexedValueType } = temporal.api.enums.v1;
+// @temporalio/proto is CommonJS with a computed export: take it from the default export under ESM.
+const { IndexedValueType } = proto.temporal.api.enums.v1;
 
 /** The server's name for each of the SDK's search attribute types. */
 const INDEXED_TYPES = {
@@ -84,5 +86,19 @@ export async function ensureSearchAttributes(
         searchAttributeCommands(namespace).join('\n'),
     );
     return false;
+  }
+}
+
+/** {@link ensureSearchAttributes} over a connection of its own, closed afterwards. */
+export async function registerSearchAttributes(
+  connectionOptions: ConnectionOptions,
+  namespace: string,
+  logger: Logger,
+): Promise<boolean> {
+  const connection = await Connection.connect(connectionOptions);
+  try {
+    return await ensureSearchAttributes(connection, namespace, logger);
+  } finally {
+    await connection.close();
   }
 }

@@ -1,14 +1,15 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type OpenAI from 'openai';
 import { createActivities } from './activities/create-activities.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
 import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
+import { unreachableTemporal } from './config-error.js';
 import type { WorkerConfig } from './config.js';
 import type { RunLimits } from './contract/run-input.js';
 import type { Logger } from './logger.js';
@@ -16,7 +17,7 @@ import type { PollSchedule } from './model/background.js';
 import { createOpenAIClient } from './model/client.js';
 import type { ModelMode } from './model/config.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
-import { ensureSearchAttributes } from './search-attributes-setup.js';
+import { registerSearchAttributes } from './search-attributes-setup.js';
 import { listDirectory, readFile } from './tools/builtin/index.js';
 import type { Tool } from './tools/define-tool.js';
 import { FileIdempotencyStore } from './tools/idempotency.js';
@@ -125,6 +126,8 @@ export interface RunWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Called once the worker is created and about to poll. */
   onReady?: (worker: Worker) => void;
+  /** Where to connect; Temporal's environment configuration (`TEMPORAL_ADDRESS`, …) when absent. */
+  target?: ClientConnectConfig;
 }
 
 /**
@@ -133,21 +136,17 @@ export interface RunWorkerOptions {
  * the rest are cancelled and retried by another worker.
  */
 export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<void> {
-  const { connectionOptions, namespace } = loadClientConnectConfig();
+  const { connectionOptions, namespace } = options.target ?? loadClientConnectConfig();
   const address = connectionOptions.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {
-    throw new ConfigError(
-      `Could not connect to Temporal at ${address} (${(error as Error).message.split('\n')[0]}). ` +
-        'Start one with `temporal server start-dev`, or set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, TEMPORAL_API_KEY).',
-    );
+    throw unreachableTemporal(address, error);
   });
   try {
-    const clientConnection = await Connection.connect(connectionOptions);
-    const searchAttributes = await ensureSearchAttributes(
-      clientConnection,
+    const searchAttributes = await registerSearchAttributes(
+      connectionOptions,
       namespace ?? 'default',
       console,
-    ).finally(() => clientConnection.close());
+    );
     const worker = await createKeelWorker({
       connection,
       namespace: namespace ?? 'default',

@@ -5,7 +5,7 @@ import { defineTool } from '../define-tool.js';
 import { ToolError } from '../tool-error.js';
 
 /** Directory names skipped unless asked for by path. */
-const IGNORED = new Set(['.git', 'node_modules']);
+const IGNORED = new Set(['.git', 'node_modules', '.keel']);
 
 /** Most entries one listing returns. */
 export const LIST_DIRECTORY_MAX_ENTRIES = 1_000;
@@ -15,7 +15,7 @@ export const listDirectory = defineTool({
   name: 'list_directory',
   description:
     'List the entries of a directory in the workspace. Directories end with "/". ' +
-    'Use depth > 1 to descend into subdirectories; .git and node_modules are skipped.',
+    'Use depth > 1 to descend into subdirectories; .git, node_modules and .keel are not descended into.',
   schema: z.object({
     path: z.string().default('.').describe('Directory relative to the workspace root'),
     depth: z.number().int().min(1).max(10).default(1).describe('How many levels to list'),

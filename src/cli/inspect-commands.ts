@@ -1,0 +1,135 @@
+import type { KeelClient } from '../client.js';
+import { keelModel, keelStatus, keelTokens, keelTurns } from '../workflows/search-attributes.js';
+import { followRun } from './follow.js';
+import { formatResult, formatState } from './format.js';
+import { connectClient, EXIT, existingTarget } from './io.js';
+import type { Output } from './io.js';
+
+/** Runs `work` with a client on the existing cluster, closing it afterwards. */
+async function withClient(
+  out: Output,
+  taskQueue: string,
+  work: (keel: KeelClient) => Promise<number>,
+): Promise<number> {
+  const client = await connectClient(await existingTarget(out), taskQueue);
+  try {
+    return await work(client.keel);
+  } finally {
+    await client.close();
+  }
+}
+
+/** `keel status <id>`: the run's live state (needs a worker to answer), or its Temporal status. */
+export function statusCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
+  return withClient(out, taskQueue, async (keel) => {
+    const description = await keel.temporal.workflow.getHandle(runId).describe();
+    try {
+      const state = await keel.getRunState(runId);
+      if (out.json) out.data({ runId, status: description.status.name, state });
+      else for (const line of formatState(runId, state)) out.line(line);
+    } catch {
+      if (out.json) out.data({ runId, status: description.status.name, state: null });
+      else
+        out.line(`run ${runId}: ${description.status.name} (no worker is answering queries for its state)`);
+    }
+    return EXIT.ok;
+  });
+}
+
+/** `keel follow <id>`: prints progress until the run ends (Ctrl-C stops following, not the run). */
+export function followCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
+  return withClient(out, taskQueue, async (keel) => {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    process.once('SIGINT', stop);
+    try {
+      const outcome = await followRun(keel, runId, {
+        progress: !out.json,
+        write: out.line,
+        signal: controller.signal,
+      });
+      if (out.json) out.data({ runId, ...outcome });
+      if (outcome.kind === 'detached')
+        out.note(`Stopped following; the run goes on. \`keel follow ${runId}\` to watch again.`);
+      return outcome.kind === 'ended' && outcome.result.status === 'completed'
+        ? EXIT.ok
+        : outcome.kind === 'detached'
+          ? EXIT.ok
+          : EXIT.notCompleted;
+    } finally {
+      process.removeListener('SIGINT', stop);
+    }
+  });
+}
+
+/** `keel result <id>`: waits for the run to end and prints its result. */
+export function resultCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
+  return withClient(out, taskQueue, async (keel) => {
+    try {
+      const result = await keel.waitForResult(runId);
+      if (out.json) out.data(result);
+      else for (const line of formatResult(result)) out.line(line);
+      return result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
+    } catch (error) {
+      const message = (error as { cause?: Error }).cause?.message ?? (error as Error).message;
+      if (out.json) out.data({ runId, error: message });
+      else out.line(`✘ run ${runId} did not end with a result: ${message}`);
+      return EXIT.notCompleted;
+    }
+  });
+}
+
+/** `keel cancel <id>`: asks the run to stop; its running model call or tool is aborted. */
+export function cancelCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
+  return withClient(out, taskQueue, async (keel) => {
+    await keel.cancelRun(runId);
+    if (out.json) out.data({ runId, cancelRequested: true });
+    else out.line(`Cancel requested for ${runId}; \`keel follow ${runId}\` shows it end.`);
+    return EXIT.ok;
+  });
+}
+
+/** One line of `keel list`. */
+interface ListedRun {
+  runId: string;
+  status: string;
+  keelStatus: string | null;
+  model: string | null;
+  turns: number | null;
+  tokens: number | null;
+  startTime: string;
+}
+
+/** `keel list`: recent runs, newest first, from Temporal's visibility store. */
+export function listCommand(
+  out: Output,
+  taskQueue: string,
+  limit: number,
+  filter: string | undefined,
+): Promise<number> {
+  return withClient(out, taskQueue, async (keel) => {
+    const query = [`WorkflowType = "agentRun"`, ...(filter ? [`(${filter})`] : [])].join(' AND ');
+    const runs: ListedRun[] = [];
+    for await (const execution of keel.temporal.workflow.list({ query })) {
+      const attributes = execution.typedSearchAttributes;
+      runs.push({
+        runId: execution.workflowId,
+        status: execution.status.name,
+        keelStatus: attributes.get(keelStatus) ?? null,
+        model: attributes.get(keelModel) ?? null,
+        turns: attributes.get(keelTurns) ?? null,
+        tokens: attributes.get(keelTokens) ?? null,
+        startTime: execution.startTime.toISOString(),
+      });
+      if (runs.length >= limit) break;
+    }
+    if (out.json) out.data(runs);
+    else if (runs.length === 0) out.line('No runs.');
+    for (const run of out.json ? [] : runs) {
+      out.line(
+        `${run.runId}  ${run.keelStatus ?? run.status}  turns ${run.turns ?? '-'}  tokens ${run.tokens ?? '-'}  ${run.startTime}`,
+      );
+    }
+    return EXIT.ok;
+  });
+}

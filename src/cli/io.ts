@@ -1,0 +1,66 @@
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { KeelClient } from '../client.js';
+import { unreachableTemporal } from '../config-error.js';
+import { DEFAULT_TASK_QUEUE } from '../contract/defaults.js';
+import { resolveTarget } from './embedded.js';
+import type { TemporalTarget } from './embedded.js';
+
+/** Exit codes: 0 done (a run completed), 1 error, 2 usage error, 3 the run ended without completing. */
+export const EXIT = { ok: 0, error: 1, usage: 2, notCompleted: 3 } as const;
+
+/** A mistake in how the CLI was called; the message says what to type instead. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Where the CLI writes: progress and results to stdout, notes to stderr (so `--json` stays parseable). */
+export interface Output {
+  json: boolean;
+  line: (text: string) => void;
+  note: (text: string) => void;
+  data: (value: unknown) => void;
+}
+
+export function output(json: boolean): Output {
+  return {
+    json,
+    line: (text) => {
+      if (!json) process.stdout.write(text + '\n');
+    },
+    note: (text) => process.stderr.write(text + '\n'),
+    data: (value) => process.stdout.write(JSON.stringify(value, null, json ? 2 : undefined) + '\n'),
+  };
+}
+
+/** Project-local data of the embedded server (`.keel/` in the current directory). */
+export function dataDirectory(): string {
+  return path.resolve(process.env.KEEL_DATA_DIR?.trim() || '.keel');
+}
+
+/** The task queue from `--task-queue`, else `KEEL_TASK_QUEUE`, else `keel`. */
+export function taskQueueOf(option: string | undefined): string {
+  return option?.trim() || process.env.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE;
+}
+
+/** A client on the target cluster, and how to let go of it. */
+export async function connectClient(
+  target: TemporalTarget,
+  taskQueue: string,
+): Promise<{ keel: KeelClient; close(): Promise<void> }> {
+  const address = target.connectionOptions.address ?? 'localhost:7233';
+  const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: '5s' }).catch(
+    (error: unknown) => {
+      throw unreachableTemporal(address, error);
+    },
+  );
+  return {
+    keel: new KeelClient(new Client({ connection, namespace: target.namespace }), taskQueue),
+    close: () => connection.close(),
+  };
+}
+
+/** The cluster for commands that only look at runs: never starts a server. */
+export function existingTarget(out: Output): Promise<TemporalTarget> {
+  return resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: false });
+}

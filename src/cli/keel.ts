@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+import { main } from './main.js';
+
+// Exit explicitly once the command is done: everything was closed in its finally blocks, and a
+// terminal prompt or a native handle must not keep the command waiting.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(`keel: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,218 @@
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { workerConfigFromEnvironment } from '../config.js';
+import { ConfigError } from '../config-error.js';
+import type { RunInputArgs } from '../contract/run-input.js';
+import { InvalidRunInputError } from '../client.js';
+import { runWorker } from '../worker.js';
+import { resolveTarget } from './embedded.js';
+import {
+  cancelCommand,
+  followCommand,
+  listCommand,
+  resultCommand,
+  statusCommand,
+} from './inspect-commands.js';
+import { dataDirectory, EXIT, output, taskQueueOf, UsageError } from './io.js';
+import type { Output } from './io.js';
+import { runCommand } from './run-command.js';
+
+const COMMON = `
+Options for every command:
+  --task-queue <name>   task queue (default: KEEL_TASK_QUEUE or "keel")
+  --json                machine-readable output on stdout
+  -h, --help            this help
+
+Without TEMPORAL_ADDRESS, \`run\` and \`worker\` use the Temporal server on localhost:7233, or start one
+(persisted in ./.keel, Web UI on http://localhost:8233); the other commands only look for one.
+Exit codes: 0 done, 1 error, 2 bad usage, 3 the run ended without completing.`;
+
+const HELP: Record<string, string> = {
+  keel: `keel: durable AI agent runs on Temporal
+
+Usage: keel <command> [options]
+
+Commands:
+  run "<task>"     start a run and follow it (Ctrl-C: cancel or detach)
+  worker           run a worker until Ctrl-C
+  status <id>      a run's live state
+  follow <id>      print a run's progress until it ends
+  result <id>      wait for a run's result
+  list             recent runs
+  cancel <id>      cancel a run
+
+\`keel <command> --help\` for a command's options.${COMMON}`,
+  run: `Usage: keel run "<task>" [options]
+
+Starts a run and follows it: each turn, each tool call and its outcome, tokens.
+
+  --demo                 use a built-in scripted model (no key needed; it is not an AI)
+  --detach               print the run id and return at once
+  --id <run id>          workflow id to use (a business key makes starts idempotent)
+  --model <name>         model (default: KEEL_MODEL)
+  --max-turns <n>        model turns before the run stops
+  --tools <a,b>          tools to offer (default: all the worker has)
+  --instructions <text>  system instructions${COMMON}`,
+  worker: `Usage: keel worker [options]
+
+Runs a worker: it hosts the agentRun workflow and its activities until SIGINT/SIGTERM. Configured by
+environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).${COMMON}`,
+  status: `Usage: keel status <run id> [options]${COMMON}`,
+  follow: `Usage: keel follow <run id> [options]
+
+Prints progress until the run ends. Ctrl-C stops following; the run goes on.${COMMON}`,
+  result: `Usage: keel result <run id> [options]${COMMON}`,
+  list: `Usage: keel list [--limit <n>] [--query <visibility query>] [options]
+
+  --limit <n>         most runs to show (default 20)
+  --query <filter>    extra visibility filter, e.g. 'KeelStatus = "failed"'${COMMON}`,
+  cancel: `Usage: keel cancel <run id> [options]${COMMON}`,
+};
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  'task-queue': { type: 'string' },
+  demo: { type: 'boolean' },
+  detach: { type: 'boolean' },
+  id: { type: 'string' },
+  model: { type: 'string' },
+  'max-turns': { type: 'string' },
+  tools: { type: 'string' },
+  instructions: { type: 'string' },
+  limit: { type: 'string' },
+  query: { type: 'string' },
+} satisfies ParseArgsConfig['options'];
+
+/** Which options each command accepts, beyond the common ones. */
+const ACCEPTS: Record<string, string[]> = {
+  run: ['demo', 'detach', 'id', 'model', 'max-turns', 'tools', 'instructions'],
+  worker: [],
+  status: [],
+  follow: [],
+  result: [],
+  cancel: [],
+  list: ['limit', 'query'],
+};
+
+/** Runs the CLI with these arguments; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(HELP.keel + '\n');
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const accepted = ACCEPTS[command];
+  if (accepted === undefined) return usage(`Unknown command "${command}".`, 'keel');
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
+  >;
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    return usage((error as Error).message, command);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(HELP[command] + '\n');
+    return EXIT.ok;
+  }
+  const stray = Object.keys(values).filter(
+    (name) => !['json', 'help', 'task-queue', ...accepted].includes(name),
+  );
+  if (stray.length > 0) return usage(`Option --${stray[0]} does not apply to "keel ${command}".`, command);
+  const out = output(values.json === true);
+  const taskQueue = taskQueueOf(values['task-queue']);
+  try {
+    switch (command) {
+      case 'run':
+        return await runCommand(out, {
+          input: runInput(positionals, values),
+          runId: values.id,
+          taskQueue,
+          detach: values.detach === true,
+          demo: values.demo === true,
+        });
+      case 'worker':
+        noPositionals(positionals);
+        return await workerCommand(out, taskQueue);
+      case 'list':
+        noPositionals(positionals);
+        return await listCommand(
+          out,
+          taskQueue,
+          positiveInteger(values.limit, '--limit') ?? 20,
+          values.query,
+        );
+      default: {
+        const runId = onePositional(positionals, 'a run id');
+        if (command === 'status') return await statusCommand(out, taskQueue, runId);
+        if (command === 'follow') return await followCommand(out, taskQueue, runId);
+        if (command === 'result') return await resultCommand(out, taskQueue, runId);
+        return await cancelCommand(out, taskQueue, runId);
+      }
+    }
+  } catch (error) {
+    return failure(out, command, error);
+  }
+}
+
+async function workerCommand(out: Output, taskQueue: string): Promise<number> {
+  const config = { ...workerConfigFromEnvironment(), taskQueue };
+  const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: true });
+  try {
+    await runWorker(config, { target });
+    return EXIT.ok;
+  } finally {
+    await target.embedded?.stop();
+  }
+}
+
+function runInput(positionals: string[], values: Record<string, string | boolean | undefined>): RunInputArgs {
+  const task = positionals.join(' ').trim();
+  if (task === '') throw new UsageError('Give the task, e.g. keel run "Summarise README.md"');
+  const input: RunInputArgs = { task };
+  if (typeof values.model === 'string') input.model = values.model;
+  if (typeof values.instructions === 'string') input.instructions = values.instructions;
+  const maxTurns = positiveInteger(values['max-turns'], '--max-turns');
+  if (maxTurns !== undefined) input.maxTurns = maxTurns;
+  if (typeof values.tools === 'string')
+    input.tools = values.tools
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+  return input;
+}
+
+function positiveInteger(value: unknown, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1)
+    throw new UsageError(`${option} must be a whole number of at least 1`);
+  return number;
+}
+
+function onePositional(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new UsageError(`Give exactly one argument: ${what}.`);
+  return positionals[0]!;
+}
+
+function noPositionals(positionals: string[]): void {
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
+}
+
+function usage(message: string, command: string): number {
+  process.stderr.write(`${message}\nSee: keel ${command === 'keel' ? '' : command + ' '}--help\n`);
+  return EXIT.usage;
+}
+
+function failure(out: Output, command: string, error: unknown): number {
+  if (error instanceof UsageError) return usage(error.message, command);
+  const known = error instanceof ConfigError || error instanceof InvalidRunInputError;
+  const message = known
+    ? error.message
+    : `keel ${command} failed: ${(error as Error).message ?? String(error)}`;
+  if (out.json) out.data({ error: message });
+  out.note(known ? message : message + (process.env.KEEL_DEBUG ? `\n${(error as Error).stack}` : ''));
+  return EXIT.error;
+}

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import { workerConfigFromEnvironment } from '../config.js';
+import type { WorkerConfig } from '../config.js';
+import { ConfigError } from '../config-error.js';
+import type { RunInputArgs } from '../contract/run-input.js';
+import { createOpenAIClient } from '../model/client.js';
+import { registerSearchAttributes } from '../search-attributes-setup.js';
+import type { ScriptedModel } from '../testing/scripted-model.js';
+import { createKeelWorker } from '../worker.js';
+import { DEMO_MODEL, startDemoModel } from './demo.js';
+import { resolveTarget } from './embedded.js';
+import type { TemporalTarget } from './embedded.js';
+import { followRun } from './follow.js';
+import { connectClient, dataDirectory, EXIT } from './io.js';
+import type { Output } from './io.js';
+
+/** What `keel run` was asked to do. */
+export interface RunCommandOptions {
+  input: RunInputArgs;
+  runId: string | undefined;
+  taskQueue: string;
+  detach: boolean;
+  demo: boolean;
+}
+
+/**
+ * `keel run "<task>"`: starts a run and follows it. Without `TEMPORAL_ADDRESS` it hosts everything
+ * itself (a local dev server, started if none is running, and a worker in this process); with it, it
+ * only talks to that cluster. `--demo` hosts a worker with a built-in scripted model instead of a real
+ * one. Ctrl-C asks whether to cancel the run or detach from it.
+ */
+export async function runCommand(out: Output, options: RunCommandOptions): Promise<number> {
+  const remote = loadClientConnectConfig().connectionOptions.address !== undefined;
+  const hostWorker = options.demo || !remote;
+  let config: WorkerConfig | undefined;
+  if (hostWorker && !options.demo) {
+    try {
+      config = workerConfigFromEnvironment();
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        throw new ConfigError(
+          `${error.message}\nTo watch the whole pipeline without a key: keel run --demo "<task>"`,
+        );
+      }
+      throw error;
+    }
+  }
+  // This process answers Ctrl-C itself (cancel or detach), so the worker must not shut down on it.
+  // Its worker's lifecycle chatter would drown the progress lines: warnings and errors only.
+  if (hostWorker) Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
+  const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
+  let demoModel: ScriptedModel | undefined;
+  let hosted: { worker: Worker; running: Promise<void>; connection: NativeConnection } | undefined;
+  const client = await connectClient(target, taskQueue);
+  try {
+    if (hostWorker) {
+      demoModel = options.demo ? await startDemoModel() : undefined;
+      hosted = await hostWorkerFor(target, taskQueue, config, demoModel);
+    }
+    const runId = await client.keel.startRun(options.input, options.runId ? { runId: options.runId } : {});
+    out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
+    if (target.uiUrl) out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
+    if (options.detach) {
+      if (out.json) out.data({ runId });
+      else out.line(runId);
+      if (hosted)
+        out.note('This process hosted the only worker; the run goes on once one runs again (`keel worker`).');
+      return EXIT.ok;
+    }
+    const controller = new AbortController();
+    const stopAsking = onInterrupt(
+      out,
+      async () => {
+        await client.keel.cancelRun(runId);
+        out.note('Cancelling…');
+      },
+      () => controller.abort(),
+    );
+    try {
+      const outcome = await followRun(client.keel, runId, {
+        progress: !out.json,
+        write: out.line,
+        signal: controller.signal,
+      });
+      if (out.json) out.data({ runId, ...outcome });
+      if (outcome.kind === 'detached') {
+        out.note(`Detached from ${runId}. \`keel follow ${runId}\` to watch it again.`);
+        if (hosted)
+          out.note(
+            'This process hosted the only worker; the run goes on once one runs again (`keel worker`).',
+          );
+        return EXIT.ok;
+      }
+      return outcome.kind === 'ended' && outcome.result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
+    } finally {
+      stopAsking();
+    }
+  } finally {
+    await client.close();
+    if (hosted) {
+      hosted.worker.shutdown();
+      await hosted.running;
+      await hosted.connection.close();
+    }
+    await demoModel?.close();
+    await target.embedded?.stop();
+  }
+}
+
+async function hostWorkerFor(
+  target: TemporalTarget,
+  taskQueue: string,
+  config: WorkerConfig | undefined,
+  demoModel: ScriptedModel | undefined,
+): Promise<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect(target.connectionOptions);
+  const searchAttributes = await registerSearchAttributes(
+    target.connectionOptions,
+    target.namespace,
+    quietLogger,
+  );
+  const worker = await createKeelWorker({
+    connection,
+    namespace: target.namespace,
+    taskQueue,
+    workspace: config?.workspace ?? process.cwd(),
+    ...(config ? { stateDirectory: config.stateDirectory, limits: config.limits } : {}),
+    ...(config?.tools ? { enabledTools: config.tools } : {}),
+    openai: createOpenAIClient(demoModel ? { apiKey: 'demo', baseURL: demoModel.url } : config!.model),
+    defaultModel: demoModel ? DEMO_MODEL : config!.model.defaultModel,
+    modelMode: demoModel ? 'background' : config!.model.mode,
+    searchAttributes,
+  });
+  return { worker, running: worker.run(), connection };
+}
+
+/** Only warnings and errors reach the terminal: they say what an operator must fix. */
+const quietLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => void process.stderr.write(message + '\n'),
+  error: (message: string) => void process.stderr.write(message + '\n'),
+};
+
+/**
+ * While following: the first Ctrl-C asks "cancel or detach?", a second one detaches at once. Returns
+ * the function that stops listening.
+ */
+function onInterrupt(out: Output, cancel: () => Promise<void>, detach: () => void): () => void {
+  let asking = false;
+  const handler = (): void => {
+    if (asking) return detach();
+    asking = true;
+    const prompt = createInterface({ input: process.stdin, output: process.stderr });
+    let answered = false;
+    prompt.question('\nCancel the run (c) or detach and leave it running (d)? [c/d] ', (answer) => {
+      answered = true;
+      prompt.close();
+      asking = false;
+      if (answer.trim().toLowerCase().startsWith('c'))
+        void cancel().catch((error: Error) => out.note(error.message));
+      else detach();
+    });
+    prompt.once('close', () => {
+      if (!answered) detach();
+    });
+  };
+  process.on('SIGINT', handler);
+  return () => process.removeListener('SIGINT', handler);
+}

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { RunResult } from '../../src/contract/run-result.js';
+import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { blockingTool, echoTool } from '../support/test-tools.js';
+
+let server: TestServer;
+let environment: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  server = await connectTestServer();
+  environment = cliEnvironment({
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+  });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('keel usage', () => {
+  it('prints help for keel and for each command', async () => {
+    const top = await runCli(['--help'], { env: cliEnvironment() });
+    expect(top.code).toBe(0);
+    for (const command of ['run', 'worker', 'status', 'follow', 'result', 'list', 'cancel']) {
+      expect(top.stdout).toContain(`  ${command}`);
+    }
+    const run = await runCli(['run', '--help'], { env: cliEnvironment() });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('--demo');
+    expect(run.stdout).toContain('--detach');
+  });
+
+  it.each([
+    [['frob'], 'Unknown command "frob".'],
+    [['run'], 'Give the task'],
+    [['status'], 'Give exactly one argument: a run id.'],
+    [['list', '--bogus'], "Unknown option '--bogus'"],
+    [['status', 'x', '--demo'], 'Option --demo does not apply to "keel status".'],
+    [['run', 'x', '--max-turns', 'lots'], '--max-turns must be a whole number of at least 1'],
+  ])('refuses %j with exit code 2 and says what is wrong', async (args, message) => {
+    const { code, stderr } = await runCli(args, { env: cliEnvironment() });
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+
+  it('says exactly what to set when no model is configured, before starting anything', async () => {
+    const { code, stderr } = await runCli(['run', 'hello'], {
+      env: cliEnvironment(),
+      cwd: await temporaryWorkspace(),
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('set OPENAI_API_KEY');
+    expect(stderr).toContain('OPENAI_BASE_URL');
+    expect(stderr).toContain('keel run --demo');
+    expect(stderr).not.toContain('Starting a local Temporal server');
+  });
+
+  it('says how to get a server when none is reachable', async () => {
+    const { code, stderr } = await runCli(['status', 'some-run'], {
+      env: cliEnvironment({ TEMPORAL_ADDRESS: '127.0.0.1:1' }),
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('127.0.0.1:1');
+  });
+});
+
+describe('keel run --demo', () => {
+  it('runs the whole pipeline with the scripted model and prints each step', async () => {
+    const workspace = await temporaryWorkspace();
+    const { code, stdout, stderr } = await runCli(['run', '--demo', 'What is in here?'], {
+      env: environment,
+      cwd: workspace,
+    });
+    expect(stderr).toContain('started with the scripted demo model');
+    expect(stdout).toContain('▸ turn 1');
+    expect(stdout).toContain('→ list_directory .');
+    expect(stdout).toContain('✓ list_directory');
+    expect(stdout).toContain('✔ completed (2 turns');
+    expect(stdout).toContain('not from an AI');
+    expect(code).toBe(0);
+  });
+
+  it('prints the outcome as JSON with --json', async () => {
+    const { code, stdout } = await runCli(['run', '--demo', '--json', 'What is in here?'], {
+      env: environment,
+      cwd: await temporaryWorkspace(),
+    });
+    expect(code).toBe(0);
+    const outcome = JSON.parse(stdout) as { runId: string; kind: string; result: RunResult };
+    expect(outcome).toMatchObject({ kind: 'ended', result: { status: 'completed', turns: 2 } });
+    expect(outcome.runId).toMatch(/^keel-/);
+  });
+
+  it('on Ctrl-C asks, and cancels the run when told to', async () => {
+    const cli = startCli(['run', '--demo', 'Take your time'], {
+      env: environment,
+      cwd: await temporaryWorkspace(),
+    });
+    await cli.waitForOutput('started with the scripted demo model');
+    cli.child.kill('SIGINT');
+    await cli.waitForOutput('Cancel the run (c) or detach');
+    cli.child.stdin!.write('c\n');
+    expect(await cli.exited).toBe(3);
+    expect(cli.stdout).toContain('■ cancelled');
+  });
+
+  it('on Ctrl-C detaches when told to, leaving the run be', async () => {
+    const cli = startCli(['run', '--demo', 'Take your time'], {
+      env: environment,
+      cwd: await temporaryWorkspace(),
+    });
+    await cli.waitForOutput('started with the scripted demo model');
+    cli.child.kill('SIGINT');
+    await cli.waitForOutput('Cancel the run (c) or detach');
+    cli.child.stdin!.write('d\n');
+    expect(await cli.exited).toBe(0);
+    expect(cli.stderr).toMatch(/Detached from keel-/);
+  });
+});
+
+describe('keel against a cluster with its own workers', () => {
+  it('starts a detached run, then shows its status, result and place in the list', async () => {
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'echo', arguments: { text: 'hi' } }),
+      reply.text('done'),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [echoTool] }, async ({ taskQueue }) => {
+        const queue = ['--task-queue', taskQueue];
+        const started = await runCli(['run', 'Say hi', '--detach', '--json', '--max-turns', '5', ...queue], {
+          env: environment,
+        });
+        expect(started.code).toBe(0);
+        const { runId } = JSON.parse(started.stdout) as { runId: string };
+
+        const result = await runCli(['result', runId, '--json', ...queue], { env: environment });
+        expect(result.code).toBe(0);
+        expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', finalText: 'done', turns: 2 });
+
+        const status = await runCli(['status', runId, ...queue], { env: environment });
+        expect(status.stdout).toContain('completed · turn 2 of 5');
+
+        const follow = await runCli(['follow', runId, ...queue], { env: environment });
+        expect(follow.stdout).toContain('→ echo hi');
+        expect(follow.stdout).toContain('✔ completed');
+
+        let listed: Array<{ runId: string; keelStatus: string }> = [];
+        // Visibility is eventually consistent: ask until the run shows up.
+        while (listed.length === 0) {
+          const list = await runCli(['list', '--json', '--query', `WorkflowId = "${runId}"`, ...queue], {
+            env: environment,
+          });
+          listed = JSON.parse(list.stdout) as typeof listed;
+        }
+        expect(listed).toMatchObject([{ runId, keelStatus: 'completed' }]);
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('cancels a run; its result then says so with exit code 3', async () => {
+    const blocking = blockingTool();
+    const model = await ScriptedModel.start([reply.calls({ name: 'block', arguments: { label: 'x' } })]);
+    try {
+      await withTestWorker(server, { model, tools: [blocking.tool] }, async ({ taskQueue }) => {
+        const queue = ['--task-queue', taskQueue];
+        const started = await runCli(['run', 'Block', '--detach', ...queue], { env: environment });
+        const runId = started.stdout.trim();
+        await blocking.started.promise;
+        const cancel = await runCli(['cancel', runId, ...queue], { env: environment });
+        expect(cancel.code).toBe(0);
+        expect(await blocking.aborted.promise).toBeDefined();
+        const result = await runCli(['result', runId, ...queue], { env: environment });
+        expect(result.code).toBe(3);
+        expect(result.stdout).toContain('did not end with a result');
+      });
+    } finally {
+      await model.close();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
+
+/** The environment a CLI process gets: PATH and HOME from this one, plus `extra`; nothing else leaks in. */
+export function cliEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra };
+}
+
+/** A running `keel` process whose output the test can wait on. */
+export class CliProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+  readonly #waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
+
+  constructor(readonly child: ChildProcess) {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.#append('stdout', chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.#append('stderr', chunk));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Resolves once stdout or stderr contains `text`. */
+  async waitForOutput(text: string): Promise<void> {
+    const ready = () => this.stdout.includes(text) || this.stderr.includes(text);
+    if (ready()) return;
+    await new Promise<void>((resolve, reject) => {
+      this.#waiters.push({ ready, resolve });
+      void this.exited.then(() => {
+        if (!ready())
+          reject(
+            new Error(
+              `keel exited without printing ${JSON.stringify(text)}:\n${this.stdout}\n${this.stderr}`,
+            ),
+          );
+      });
+    });
+  }
+
+  #append(stream: 'stdout' | 'stderr', chunk: string): void {
+    this[stream] += chunk;
+    for (const waiter of this.#waiters.filter((candidate) => candidate.ready())) {
+      this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  }
+}
+
+/** Starts `keel <args>` without waiting for it. */
+export function startCli(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): CliProcess {
+  return new CliProcess(
+    spawn(process.execPath, [bin, ...args], {
+      env: options.env,
+      cwd: options.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
+}
+
+/** Runs `keel <args>` to the end. */
+export async function runCli(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = startCli(args, options);
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout, stderr: cli.stderr };
+}
