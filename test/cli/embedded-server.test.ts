@@ -1,0 +1,132 @@
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { EMBEDDED_UI_PORT } from '../../src/cli/embedded.js';
+import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { temporaryWorkspace } from '../support/harness.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+import type { RecordedRequest } from '../support/scripted-model.js';
+
+/** Debian's Chromium, which `.ci/run` installs; Playwright's own browser download cannot work here. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Reads README.md, then answers. */
+function readmePolicy(request: RecordedRequest) {
+  return request.body.previous_response_id === undefined
+    ? reply.calls({ name: 'read_file', arguments: { path: 'README.md', startLine: null, endLine: null } })
+    : reply.text('It is a demo project.');
+}
+
+async function launchChromium(): Promise<Browser> {
+  try {
+    await access(CHROMIUM);
+  } catch {
+    throw new Error(
+      `No Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/**
+ * Waits until an embedded frame of the page shows `text`: the UI renders user metadata (summary,
+ * details) as markdown in iframes, while the run's input appears in the page itself.
+ */
+async function waitForTextInEmbeddedFrame(page: Page, text: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames().filter((candidate) => candidate !== page.mainFrame())) {
+      if ((await frame.getByText(text).count()) > 0) return;
+    }
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`The page never showed ${JSON.stringify(text)}`);
+}
+
+describe('keel without TEMPORAL_ADDRESS', () => {
+  it('starts a persistent local server with the Web UI, where a finished run shows its summaries', async () => {
+    const workspace = await temporaryWorkspace();
+    await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
+    const model = await ScriptedModel.start(readmePolicy);
+    const environment = cliEnvironment({
+      OPENAI_BASE_URL: model.url,
+      KEEL_MODEL_MODE: 'background',
+      KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
+    });
+    const worker = startCli(['worker'], { env: environment, cwd: workspace });
+    let browser: Browser | undefined;
+    try {
+      await worker.waitForOutput('Keel worker on task queue "keel"');
+      expect(worker.stderr).toContain('Starting a local Temporal server');
+
+      const started = await runCli(['run', 'Summarise the README\nKeep it short.', '--detach', '--json'], {
+        env: environment,
+        cwd: workspace,
+      });
+      expect(started.stderr).toContain('Using the Temporal server already running on 127.0.0.1:7233');
+      const { runId } = JSON.parse(started.stdout) as { runId: string };
+      const result = await runCli(['result', runId, '--json'], { env: environment, cwd: workspace });
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        status: 'completed',
+        finalText: 'It is a demo project.',
+      });
+
+      browser = await launchChromium();
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(`http://localhost:${EMBEDDED_UI_PORT}/namespaces/default/workflows/${runId}`);
+      // The timeline labels every activity with its summary.
+      await page.getByText('read_file README.md').first().waitFor();
+      await page.getByText('model turn 2').first().waitFor();
+      const screenshot = process.env.KEEL_UPDATE_SCREENSHOTS
+        ? path.resolve(import.meta.dirname, '../../docs/temporal-ui-run.png')
+        : path.join(tmpdir(), `keel-ui-${runId}.png`);
+      await mkdir(path.dirname(screenshot), { recursive: true });
+      await page.screenshot({ path: screenshot, fullPage: true });
+      // The run's own summary (the task's first line) and details are under User Metadata.
+      await page.getByRole('tab', { name: 'User Metadata' }).click();
+      await page.screenshot({ path: screenshot.replace(/\.png$/, '-metadata.png'), fullPage: true });
+      await waitForTextInEmbeddedFrame(page, 'Summarise the README');
+      await waitForTextInEmbeddedFrame(page, 'Keep it short.');
+
+      worker.child.kill('SIGINT');
+      expect(await worker.exited).toBe(0);
+
+      // The run is still there after the server restarts: it was persisted under ./.keel.
+      await access(path.join(workspace, '.keel', 'temporal.db'));
+      const again = startCli(['worker'], { env: environment, cwd: workspace });
+      try {
+        await again.waitForOutput('Keel worker on task queue "keel"');
+        let listed: Array<{ runId: string; keelStatus: string }> = [];
+        while (listed.length === 0) {
+          const list = await runCli(['list', '--json'], { env: environment, cwd: workspace });
+          listed = JSON.parse(list.stdout) as typeof listed;
+        }
+        expect(listed).toMatchObject([{ runId, keelStatus: 'completed' }]);
+      } finally {
+        again.child.kill('SIGINT');
+        await again.exited;
+      }
+    } finally {
+      await browser?.close();
+      if (worker.child.exitCode === null) {
+        worker.child.kill('SIGINT');
+        await worker.exited;
+      }
+      await model.close();
+    }
+  });
+});
