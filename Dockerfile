@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# The Keel worker. Built by docker-compose.yml (`docker compose build keel`) or `docker build .`.
+# The worker bundles its workflow code at start, from dist/workflows with webpack (a dependency of
+# @temporalio/worker), so the runtime image keeps dist/ and the production node_modules.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+# package.json says "type": "module", which is how Node loads dist/ as ES modules.
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The application stays root-owned and read-only to the worker, which owns only its state directory
+# (a named volume in docker-compose.yml starts with this ownership) and the workspace mount point.
+RUN mkdir -p /var/lib/keel /workspace && chown node:node /var/lib/keel /workspace
+USER node
+ENV KEEL_WORKSPACE=/workspace KEEL_STATE_DIR=/var/lib/keel
+CMD ["node", "dist/worker.js"]
