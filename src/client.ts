@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
@@ -18,8 +18,14 @@ export class InvalidRunInputError extends Error {
 
 /** Options for {@link KeelClient.startRun}. */
 export interface StartRunOptions {
-  /** Workflow id; use a business key to make starts idempotent. A random `keel-…` id when absent. */
+  /** Workflow id; use a business key (`ticket-4711`) to make starts idempotent. A random `keel-…` id when absent. */
   runId?: string;
+  /**
+   * With a `runId`: if a run with that id exists (running or ended), return its id instead of
+   * starting another or failing, so a retried start never makes a second run. Default false: an
+   * existing running run is an error, an ended one is started again.
+   */
+  idempotent?: boolean;
 }
 
 /** Starts, inspects and cancels agent runs. A run id is the workflow id. */
@@ -46,13 +52,24 @@ export class KeelClient {
       throw new InvalidRunInputError(`Invalid run input:\n${formatIssues(parsed.error).join('\n')}`);
     }
     const runId = options.runId ?? `keel-${randomUUID()}`;
-    await this.temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW, {
-      taskQueue: this.taskQueue,
-      workflowId: runId,
-      args: [input],
-      staticSummary: firstLine(parsed.data.task),
-      staticDetails: startDetails(parsed.data),
-    });
+    const idempotent = options.idempotent === true && options.runId !== undefined;
+    await this.temporal.workflow
+      .start<typeof agentRun>(AGENT_RUN_WORKFLOW, {
+        taskQueue: this.taskQueue,
+        workflowId: runId,
+        args: [input],
+        ...(idempotent && {
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        }),
+        staticSummary: firstLine(parsed.data.task),
+        staticDetails: startDetails(parsed.data),
+      })
+      .catch((error: unknown) => {
+        // The run with this business key already ended: that run is the answer to this start.
+        if (idempotent && error instanceof WorkflowExecutionAlreadyStartedError) return;
+        throw error;
+      });
     return runId;
   }
 

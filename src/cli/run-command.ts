@@ -62,7 +62,10 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
       demoModel = options.demo ? await startDemoModel() : undefined;
       hosted = await hostWorkerFor(target, taskQueue, config, demoModel);
     }
-    const runId = await client.keel.startRun(options.input, options.runId ? { runId: options.runId } : {});
+    const runId = await client.keel.startRun(
+      options.input,
+      options.runId ? { runId: options.runId, idempotent: true } : {},
+    );
     out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
     if (target.uiUrl) out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
     if (options.detach) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
@@ -434,6 +435,17 @@ describe('agentRun', () => {
         expect(history).not.toContain(TEST_API_KEY.slice(0, 8));
       },
     );
+  });
+
+  it('starts one run per business key when asked to be idempotent, running or ended', async () => {
+    await scenario([reply.text('once')], {}, async ({ keel, model }) => {
+      const runId = `ticket-${randomUUID()}`;
+      expect(await keel.startRun({ task: 'once' }, { runId, idempotent: true })).toBe(runId);
+      expect(await keel.startRun({ task: 'once' }, { runId, idempotent: true })).toBe(runId);
+      expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'once' });
+      expect(await keel.startRun({ task: 'once' }, { runId, idempotent: true })).toBe(runId);
+      expect(model.requests).toHaveLength(1);
+    });
   });
 
   it('refuses an invalid input at once with a readable, non-retryable error', async () => {
