@@ -5,12 +5,18 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConfigError } from '../config-error.js';
+import { optionalInteger, readEnvironment } from '../env.js';
 import { keelSearchAttributes } from '../workflows/search-attributes.js';
 import { findTemporalCli } from './temporal-cli.js';
 
-/** The local dev server's usual ports. */
-export const EMBEDDED_PORT = 7233;
-export const EMBEDDED_UI_PORT = 8233;
+/** Ports of the local server: Temporal's usual ones unless `KEEL_LOCAL_PORT` / `KEEL_LOCAL_UI_PORT` say otherwise. */
+export function localPorts(environment: NodeJS.ProcessEnv = process.env): { port: number; uiPort: number } {
+  const ports = readEnvironment(
+    { KEEL_LOCAL_PORT: optionalInteger(1, 65_535), KEEL_LOCAL_UI_PORT: optionalInteger(1, 65_535) },
+    environment,
+  );
+  return { port: ports.KEEL_LOCAL_PORT ?? 7233, uiPort: ports.KEEL_LOCAL_UI_PORT ?? 8233 };
+}
 
 /** The Temporal cluster the CLI talks to. */
 export interface TemporalTarget extends ClientConnectConfig {
@@ -23,8 +29,9 @@ export interface TemporalTarget extends ClientConnectConfig {
 
 /**
  * With `TEMPORAL_ADDRESS` (or a Temporal config profile) set, that cluster. Otherwise a local dev
- * server: one already listening on localhost:7233, or one this process starts, persisted under
- * `<dataDirectory>/temporal.db` so runs survive restarts, with its Web UI on port 8233.
+ * server: one already listening on localhost:7233 (see {@link localPorts}), or one this process
+ * starts, persisted under `<dataDirectory>/temporal.db` so runs survive restarts, with its Web UI on
+ * port 8233.
  */
 export async function resolveTarget(options: {
   dataDirectory: string;
@@ -40,8 +47,9 @@ export async function resolveTarget(options: {
   if (connectionOptions.address !== undefined) {
     return { connectionOptions, namespace: namespace ?? 'default', uiUrl: undefined, embedded: undefined };
   }
-  const local = { address: `127.0.0.1:${EMBEDDED_PORT}` };
-  const uiUrl = `http://localhost:${EMBEDDED_UI_PORT}`;
+  const { port, uiPort } = localPorts(environment);
+  const local = { address: `127.0.0.1:${port}` };
+  const uiUrl = `http://localhost:${uiPort}`;
   if (await reachable(local)) {
     options.say(`Using the Temporal server already running on ${local.address} (UI ${uiUrl}).`);
     return { connectionOptions: local, namespace: 'default', uiUrl, embedded: undefined };
@@ -64,9 +72,9 @@ export async function resolveTarget(options: {
       executable:
         binary === undefined ? { type: 'cached-download' } : { type: 'existing-path', path: binary },
       ip: '127.0.0.1',
-      port: EMBEDDED_PORT,
+      port,
       ui: true,
-      uiPort: EMBEDDED_UI_PORT,
+      uiPort,
       dbFilename,
       searchAttributes: [...keelSearchAttributes],
       log: { format: 'pretty', level: 'error' },
@@ -78,6 +86,11 @@ export async function resolveTarget(options: {
     uiUrl,
     embedded: { stop: () => environmentHandle.teardown() },
   };
+}
+
+/** Whether a Temporal server answers on the local server's port. */
+export function localServerRunning(): Promise<boolean> {
+  return reachable({ address: `127.0.0.1:${localPorts().port}` });
 }
 
 async function reachable(options: { address: string }): Promise<boolean> {

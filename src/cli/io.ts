@@ -60,6 +60,15 @@ export async function connectClient(
   };
 }
 
+/** Whether some worker polls `taskQueue` for workflow tasks right now (then nobody needs to host one). */
+export async function workersPolling(keel: KeelClient): Promise<boolean> {
+  const response = await keel.temporal.workflowService.describeTaskQueue({
+    namespace: keel.temporal.options.namespace,
+    taskQueue: { name: keel.taskQueue },
+  });
+  return (response.pollers ?? []).length > 0;
+}
+
 /** The cluster for commands that only look at runs: never starts a server. */
 export function existingTarget(out: Output): Promise<TemporalTarget> {
   return resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: false });

@@ -12,10 +12,10 @@ import { registerSearchAttributes } from '../search-attributes-setup.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
 import { createKeelWorker } from '../worker.js';
 import { DEMO_MODEL, startDemoModel } from './demo.js';
-import { resolveTarget } from './embedded.js';
+import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 import { followRun } from './follow.js';
-import { connectClient, dataDirectory, EXIT } from './io.js';
+import { connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
 import type { Output } from './io.js';
 
 /** What `keel run` was asked to do. */
@@ -28,37 +28,29 @@ export interface RunCommandOptions {
 }
 
 /**
- * `keel run "<task>"`: starts a run and follows it. Without `TEMPORAL_ADDRESS` it hosts everything
- * itself (a local dev server, started if none is running, and a worker in this process); with it, it
- * only talks to that cluster. `--demo` hosts a worker with a built-in scripted model instead of a real
+ * `keel run "<task>"`: starts a run and follows it. Without `TEMPORAL_ADDRESS` it uses the local dev
+ * server (starting one if none runs) and hosts a worker in this process unless one already serves
+ * the task queue (a `keel worker` elsewhere); with it, it only talks to that cluster. `--demo` hosts a worker with a built-in scripted model instead of a real
  * one. Ctrl-C asks whether to cancel the run or detach from it.
  */
 export async function runCommand(out: Output, options: RunCommandOptions): Promise<number> {
   const remote = loadClientConnectConfig().connectionOptions.address !== undefined;
-  const hostWorker = options.demo || !remote;
-  let config: WorkerConfig | undefined;
-  if (hostWorker && !options.demo) {
-    try {
-      config = workerConfigFromEnvironment();
-    } catch (error) {
-      if (error instanceof ConfigError) {
-        throw new ConfigError(
-          `${error.message}\nTo watch the whole pipeline without a key: keel run --demo "<task>"`,
-        );
-      }
-      throw error;
-    }
-  }
-  // This process answers Ctrl-C itself (cancel or detach), so the worker must not shut down on it.
-  // Its worker's lifecycle chatter would drown the progress lines: warnings and errors only.
-  if (hostWorker) Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  // A local server that is not running yet will be started here, and then only this process can
+  // host the worker: check its configuration before starting anything.
+  let config = !options.demo && !remote && !(await localServerRunning()) ? requireWorkerConfig() : undefined;
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;
   let hosted: { worker: Worker; running: Promise<void>; connection: NativeConnection } | undefined;
   const client = await connectClient(target, taskQueue);
   try {
+    // Host a worker for the demo, and locally when no worker (say, `keel worker`) serves the queue.
+    const hostWorker = options.demo || (!remote && !(await workersPolling(client.keel)));
+    if (hostWorker && !options.demo) config ??= requireWorkerConfig();
     if (hostWorker) {
+      // This process answers Ctrl-C itself (cancel or detach), so the worker must not shut down on it;
+      // its lifecycle chatter would drown the progress lines: warnings and errors only.
+      Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
       demoModel = options.demo ? await startDemoModel() : undefined;
       hosted = await hostWorkerFor(target, taskQueue, config, demoModel);
     }
@@ -66,9 +58,13 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
       options.input,
       options.runId ? { runId: options.runId, idempotent: true } : {},
     );
-    out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
-    if (target.uiUrl) out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
+    const announce = (): void => {
+      out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
+      if (target.uiUrl)
+        out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
+    };
     if (options.detach) {
+      announce();
       if (out.json) out.data({ runId });
       else out.line(runId);
       if (hosted)
@@ -76,6 +72,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
       return EXIT.ok;
     }
     const controller = new AbortController();
+    // Listen for Ctrl-C before saying anything: until a listener exists, SIGINT would kill the process.
     const stopAsking = onInterrupt(
       out,
       async () => {
@@ -84,6 +81,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
       },
       () => controller.abort(),
     );
+    announce();
     try {
       const outcome = await followRun(client.keel, runId, {
         progress: !out.json,
@@ -112,6 +110,20 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
     }
     await demoModel?.close();
     await target.embedded?.stop();
+  }
+}
+
+/** The worker configuration from the environment, with a hint at the demo when the model is missing. */
+function requireWorkerConfig(): WorkerConfig {
+  try {
+    return workerConfigFromEnvironment();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      throw new ConfigError(
+        `${error.message}\nTo watch the whole pipeline without a key: keel run --demo "<task>"`,
+      );
+    }
+    throw error;
   }
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { EMBEDDED_UI_PORT } from '../../src/cli/embedded.js';
+import { freePort } from '../support/free-port.js';
 import { cliEnvironment, runCli, startCli } from '../support/cli.js';
 import { temporaryWorkspace } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -62,7 +62,11 @@ describe('keel without TEMPORAL_ADDRESS', () => {
     const workspace = await temporaryWorkspace();
     await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
     const model = await ScriptedModel.start(readmePolicy);
+    // Ports of its own, so neither a developer's server on 7233 nor other tests get in the way.
+    const [port, uiPort] = [await freePort(), await freePort()];
     const environment = cliEnvironment({
+      KEEL_LOCAL_PORT: String(port),
+      KEEL_LOCAL_UI_PORT: String(uiPort),
       OPENAI_BASE_URL: model.url,
       KEEL_MODEL_MODE: 'background',
       KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
@@ -77,7 +81,9 @@ describe('keel without TEMPORAL_ADDRESS', () => {
         env: environment,
         cwd: workspace,
       });
-      expect(started.stderr).toContain('Using the Temporal server already running on 127.0.0.1:7233');
+      expect(started.stderr).toContain(`Using the Temporal server already running on 127.0.0.1:${port}`);
+      // keel worker serves the task queue, so keel run hosts no worker of its own.
+      expect(started.stderr).not.toContain('hosted the only worker');
       const { runId } = JSON.parse(started.stdout) as { runId: string };
       const result = await runCli(['result', runId, '--json'], { env: environment, cwd: workspace });
       expect(JSON.parse(result.stdout)).toMatchObject({
@@ -87,7 +93,7 @@ describe('keel without TEMPORAL_ADDRESS', () => {
 
       browser = await launchChromium();
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-      await page.goto(`http://localhost:${EMBEDDED_UI_PORT}/namespaces/default/workflows/${runId}`);
+      await page.goto(`http://localhost:${uiPort}/namespaces/default/workflows/${runId}`);
       // The timeline labels every activity with its summary.
       await page.getByText('read_file README.md').first().waitFor();
       await page.getByText('model turn 2').first().waitFor();

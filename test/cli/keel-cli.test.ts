@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunResult } from '../../src/contract/run-result.js';
 import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -46,8 +47,9 @@ describe('keel usage', () => {
   });
 
   it('says exactly what to set when no model is configured, before starting anything', async () => {
+    const nothingListening = String(await freePort());
     const { code, stderr } = await runCli(['run', 'hello'], {
-      env: cliEnvironment(),
+      env: cliEnvironment({ KEEL_LOCAL_PORT: nothingListening }),
       cwd: await temporaryWorkspace(),
     });
     expect(code).toBe(1);
@@ -93,7 +95,10 @@ describe('keel run --demo', () => {
     expect(outcome.runId).toMatch(/^keel-/);
   });
 
-  it('on Ctrl-C asks, and cancels the run when told to', async () => {
+  it.each([
+    ['c', 'cancels the run', 3, /■ cancelled/],
+    ['d', 'detaches, leaving the run be', 0, /Detached from keel-/],
+  ])('on Ctrl-C asks; answered "%s" it %s', async (answer, _does, exitCode, printed) => {
     const cli = startCli(['run', '--demo', 'Take your time'], {
       env: environment,
       cwd: await temporaryWorkspace(),
@@ -101,22 +106,9 @@ describe('keel run --demo', () => {
     await cli.waitForOutput('started with the scripted demo model');
     cli.child.kill('SIGINT');
     await cli.waitForOutput('Cancel the run (c) or detach');
-    cli.child.stdin!.write('c\n');
-    expect(await cli.exited).toBe(3);
-    expect(cli.stdout).toContain('■ cancelled');
-  });
-
-  it('on Ctrl-C detaches when told to, leaving the run be', async () => {
-    const cli = startCli(['run', '--demo', 'Take your time'], {
-      env: environment,
-      cwd: await temporaryWorkspace(),
-    });
-    await cli.waitForOutput('started with the scripted demo model');
-    cli.child.kill('SIGINT');
-    await cli.waitForOutput('Cancel the run (c) or detach');
-    cli.child.stdin!.write('d\n');
-    expect(await cli.exited).toBe(0);
-    expect(cli.stderr).toMatch(/Detached from keel-/);
+    cli.child.stdin!.write(`${answer}\n`);
+    expect(await cli.exited).toBe(exitCode);
+    expect(cli.stdout + cli.stderr).toMatch(printed);
   });
 });
 
