@@ -77,17 +77,21 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
   state.model = model;
   // Only where the namespace has them registered: setting an unknown one would fail every task.
   const searchAttributes = profile.searchAttributes === true;
-  const publish = (status?: string): void => {
+  /**
+   * Shows progress in the UI: the current details always; the search attributes (each upsert is an
+   * event in history) only when asked, at the start, after each model turn and at the end.
+   */
+  const publish = (attributes: { status?: string } | false = false): void => {
     setCurrentDetails(currentDetails(state));
-    if (!searchAttributes) return;
+    if (!searchAttributes || attributes === false) return;
     upsertSearchAttributes([
-      ...(status !== undefined ? [{ key: keelStatus, value: status }] : []),
-      { key: keelModel, value: model },
+      ...(attributes.status !== undefined ? [{ key: keelStatus, value: attributes.status }] : []),
+      ...(state.turn === 0 ? [{ key: keelModel, value: model }] : []),
       { key: keelTurns, value: state.turn },
       { key: keelTokens, value: state.usage.totalTokens },
     ]);
   };
-  publish('running');
+  publish({ status: 'running' });
 
   const finish = (ending: Ending): RunResult => {
     const result = {
@@ -101,7 +105,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
     state.phase = 'finished';
     state.pendingCalls = [];
     state.result = result;
-    publish(result.status);
+    publish({ status: result.status });
     log.info('Run finished', { status: result.status, turns: result.turns });
     return result;
   };
@@ -125,13 +129,14 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
         ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
       });
     } catch (error) {
-      rethrowIfCancelled(error, () => publish('cancelled'));
+      rethrowIfCancelled(error, () => publish({ status: 'cancelled' }));
       return finish(failure('model turn', error));
     }
     state.usage = addUsage(state.usage, turn.usage);
     state.usageByTurn.push(turn.usage);
     state.lastResponseId = turn.responseId;
     recordTurn(state, turn);
+    publish({});
     if (turn.text !== '') lastText = turn.text;
 
     if (turn.toolCalls.length === 0) {
@@ -160,7 +165,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
       try {
         observations = await runToolCalls(turn.toolCalls, tools, input, limits, state);
       } catch (error) {
-        rethrowIfCancelled(error, () => publish('cancelled'));
+        rethrowIfCancelled(error, () => publish({ status: 'cancelled' }));
         return finish(failure('tool call', error));
       }
     }
