@@ -129,6 +129,7 @@ export function createActivities(dependencies: ActivityDependencies) {
             allowedTools: request.allowedTools,
             idempotencyKey: `${workflowId}:${request.call.callId}`,
             outputCharLimit: request.outputCharLimit,
+            ...(request.timeoutSeconds !== undefined ? { timeoutSeconds: request.timeoutSeconds } : {}),
             signal: context.cancellationSignal,
             heartbeat,
           },

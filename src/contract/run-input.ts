@@ -4,6 +4,7 @@ import {
   DEFAULT_MAX_TURNS,
   DEFAULT_MODEL_TIMEOUT_SECONDS,
   DEFAULT_OUTPUT_CAP,
+  MAX_TOOL_TIMEOUT_SECONDS,
   MAX_TURNS_LIMIT,
   TOOL_NAME_PATTERN,
 } from './defaults.js';
@@ -71,6 +72,13 @@ export const RunInput = z.strictObject({
     .refine((names) => new Set(names).size === names.length, 'must not repeat a tool')
     .optional()
     .describe("Names of the worker's tools to offer the model; all of them when absent."),
+  toolTimeouts: z
+    .record(
+      z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'),
+      z.number().min(1).max(MAX_TOOL_TIMEOUT_SECONDS),
+    )
+    .optional()
+    .describe("Seconds each named tool may take in this run, overriding the tool's own timeout."),
   parallelToolCalls: z
     .boolean()
     .default(false)

@@ -8,5 +8,7 @@ export const ToolRequest = z.object({
   allowedTools: z.array(z.string()),
   /** Characters of output the model may see. */
   outputCharLimit: z.number().int().positive(),
+  /** Seconds the call may take, when the run overrides the tool's own timeout. */
+  timeoutSeconds: z.number().positive().optional(),
 });
 export type ToolRequest = z.infer<typeof ToolRequest>;

@@ -28,6 +28,8 @@ export interface ExecuteRequest {
   idempotencyKey: string;
   /** Characters of output the model may see; longer output becomes a preview. */
   outputCharLimit: number;
+  /** Seconds the call may take; the tool's own timeout when absent. */
+  timeoutSeconds?: number;
   /** Cancellation from outside (run cancelled, worker shutting down). Rethrown, never an observation. */
   signal?: AbortSignal;
   /** Progress reports from the tool. */
@@ -108,7 +110,7 @@ export async function executeToolCall(
     if (error instanceof ToolTimeout) {
       return fail(
         'timeout',
-        `${tool.name} did not finish within ${tool.timeoutSeconds} seconds and was stopped.`,
+        `${tool.name} did not finish within ${request.timeoutSeconds ?? tool.timeoutSeconds} seconds and was stopped.`,
       );
     }
     return fail('tool_error', describeToolFailure(tool, call, error, dependencies));
@@ -151,7 +153,7 @@ async function runWithTimeout(
   outside?.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(
     () => controller.abort(new ToolTimeout(`${tool.name} timed out`)),
-    tool.timeoutSeconds * 1000,
+    (request.timeoutSeconds ?? tool.timeoutSeconds) * 1000,
   );
   // A tool that ignores its signal is abandoned when the signal fires: the call still gets its answer.
   const aborted = new Promise<never>((_, reject) => {

@@ -199,19 +199,25 @@ function parseInput(rawInput: unknown): RunInput {
 }
 
 function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
-  if (input.tools === undefined) return profile.tools;
   const byName = new Map(profile.tools.map((tool) => [tool.name, tool]));
-  const missing = input.tools.filter((name) => !byName.has(name));
-  if (missing.length > 0) {
+  const refuse = (field: string, names: string[]): never => {
     throw ApplicationFailure.create({
       type: 'KeelError.InvalidInput',
-      message: `Invalid run input:\ntools: unknown tool(s) ${missing.join(', ')}; this worker has ${
+      message: `Invalid run input:\n${field}: unknown tool(s) ${names.join(', ')}; this worker has ${
         profile.tools.map((tool) => tool.name).join(', ') || 'no tools'
       }`,
       nonRetryable: true,
     });
-  }
-  return input.tools.map((name) => byName.get(name) as ToolInfo);
+  };
+  const missing = (input.tools ?? []).filter((name) => !byName.has(name));
+  if (missing.length > 0) refuse('tools', missing);
+  const chosen =
+    input.tools === undefined ? profile.tools : input.tools.map((name) => byName.get(name) as ToolInfo);
+  const unknownTimeouts = Object.keys(input.toolTimeouts ?? {}).filter(
+    (name) => !chosen.some((tool) => tool.name === name),
+  );
+  if (unknownTimeouts.length > 0) refuse('toolTimeouts', unknownTimeouts);
+  return chosen;
 }
 
 async function callModel(limits: RunLimits, request: ModelRequest): Promise<ModelTurn> {
@@ -243,7 +249,8 @@ async function runToolCalls(
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const allowedTools = tools.map((tool) => tool.name);
   const run = async (call: ToolCall): Promise<Observation> => {
-    const timeoutSeconds = byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
+    const override = input.toolTimeouts?.[call.name];
+    const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
     const activities = proxyActivities<KeelActivities>({
       startToCloseTimeout: `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s`,
       heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
@@ -259,6 +266,7 @@ async function runToolCalls(
       call,
       allowedTools,
       outputCharLimit: limits.observationCharLimit,
+      ...(override !== undefined ? { timeoutSeconds: override } : {}),
     });
     state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
     recordObservation(state, call, observation);

@@ -71,6 +71,7 @@ const fullInput = {
   instructions: 'Answer in one line.',
   model: 'gpt-5-mini',
   tools: ['read_file', 'list_directory'],
+  toolTimeouts: { read_file: 10 },
   parallelToolCalls: true,
   maxOutputTokens: 1024,
   reasoningEffort: 'low',

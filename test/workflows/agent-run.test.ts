@@ -448,6 +448,29 @@ describe('agentRun', () => {
     });
   });
 
+  it("lets a run set a tool's timeout, and refuses a timeout for a tool it does not offer", async () => {
+    const slow = blockingTool({ name: 'slow', ignoreAbort: true });
+    await scenario(
+      [reply.calls({ name: 'slow', arguments: { label: 'x' } }), reply.text('gave up')],
+      { tools: [slow.tool, echoTool] },
+      async ({ keel, model }) => {
+        const result = await keel.waitForResult(
+          await keel.startRun({ task: 'hurry', toolTimeouts: { slow: 1 } }),
+        );
+        expect(result).toMatchObject({ status: 'completed', finalText: 'gave up' });
+        expect(JSON.parse(String(model.requests[1]?.body.input[0]?.output))).toEqual({
+          error: 'timeout',
+          message: 'slow did not finish within 1 seconds and was stopped.',
+        });
+        const error = await keel
+          .waitForResult(await keel.startRun({ task: 'x', tools: ['echo'], toolTimeouts: { slow: 5 } }))
+          .catch((failure: unknown) => failure);
+        expect((error as WorkflowFailedError).cause?.message).toContain('toolTimeouts: unknown tool(s) slow');
+      },
+    );
+    slow.release.resolve('late');
+  });
+
   it('refuses an invalid input at once with a readable, non-retryable error', async () => {
     await scenario([], {}, async ({ taskQueue }) => {
       const handle = await server.client.workflow.start(AGENT_RUN_WORKFLOW, {
