@@ -7,10 +7,22 @@ import {
   TOOL_NAME_PATTERN,
 } from './contract/defaults.js';
 import { RunLimits } from './contract/run-input.js';
-import { optionalNames, optionalText, readEnvironment, secondsOr, textOr } from './env.js';
+import {
+  flagOr,
+  optionalList,
+  optionalNames,
+  optionalNumber,
+  optionalStringMap,
+  optionalText,
+  readEnvironment,
+  secondsOr,
+  textOr,
+} from './env.js';
 import type { Variable } from './env.js';
 import { modelConfigFromEnvironment } from './model/config.js';
 import type { ModelConfig } from './model/config.js';
+import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
+import type { RunCommandOptions } from './tools/builtin/run-command.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
 export interface WorkerConfig {
@@ -24,6 +36,10 @@ export interface WorkerConfig {
   tools: string[] | undefined;
   /** `KEEL_MAX_TURNS`, `KEEL_OBSERVATION_CHAR_LIMIT`, `KEEL_MODEL_TIMEOUT_SECONDS`, `KEEL_HEARTBEAT_TIMEOUT_SECONDS`: limits for runs that set none. */
   limits: Partial<RunLimits>;
+  /** `KEEL_RUN_COMMAND_*`: the `run_command` tool, when `KEEL_RUN_COMMAND_ALLOW` lists programs. */
+  runCommand: RunCommandOptions | undefined;
+  /** `KEEL_HTTP_*`: the `http_fetch` tool, when `KEEL_HTTP_ALLOW_HOSTS` lists hosts. */
+  httpFetch: HttpFetchOptions | undefined;
   /** `KEEL_HEARTBEAT_INTERVAL_SECONDS`: most seconds between heartbeats sent; bounds cancel latency (default 2). */
   heartbeatIntervalSeconds: number;
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
@@ -59,6 +75,16 @@ export const workerVariables = {
   KEEL_MODEL_TIMEOUT_SECONDS: limit('modelTimeoutSeconds'),
   KEEL_HEARTBEAT_TIMEOUT_SECONDS: limit('heartbeatTimeoutSeconds'),
   KEEL_HEARTBEAT_INTERVAL_SECONDS: secondsOr(DEFAULT_HEARTBEAT_INTERVAL_SECONDS, 0.1),
+  KEEL_RUN_COMMAND_ALLOW: optionalList,
+  KEEL_RUN_COMMAND_TIMEOUT_SECONDS: optionalNumber(1),
+  KEEL_RUN_COMMAND_OUTPUT_CHARS: optionalNumber(100, true),
+  KEEL_RUN_COMMAND_ENV: optionalStringMap,
+  KEEL_HTTP_ALLOW_HOSTS: optionalList,
+  KEEL_HTTP_ALLOW_PRIVATE: flagOr(false),
+  KEEL_HTTP_ALLOW_POST: flagOr(false),
+  KEEL_HTTP_TIMEOUT_SECONDS: optionalNumber(1),
+  KEEL_HTTP_MAX_RESPONSE_BYTES: optionalNumber(1024, true),
+  KEEL_HTTP_MAX_REDIRECTS: optionalNumber(0, true),
   KEEL_SHUTDOWN_GRACE_SECONDS: secondsOr(10, 0),
 };
 
@@ -88,9 +114,34 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     tools: values.KEEL_TOOLS,
     limits,
     heartbeatIntervalSeconds: values.KEEL_HEARTBEAT_INTERVAL_SECONDS,
+    runCommand:
+      values.KEEL_RUN_COMMAND_ALLOW === undefined
+        ? undefined
+        : {
+            allow: values.KEEL_RUN_COMMAND_ALLOW,
+            ...defined('timeoutSeconds', values.KEEL_RUN_COMMAND_TIMEOUT_SECONDS),
+            ...defined('outputCharLimit', values.KEEL_RUN_COMMAND_OUTPUT_CHARS),
+            ...defined('environment', values.KEEL_RUN_COMMAND_ENV),
+          },
+    httpFetch:
+      values.KEEL_HTTP_ALLOW_HOSTS === undefined
+        ? undefined
+        : {
+            allowHosts: values.KEEL_HTTP_ALLOW_HOSTS,
+            allowPrivateAddresses: values.KEEL_HTTP_ALLOW_PRIVATE,
+            allowPost: values.KEEL_HTTP_ALLOW_POST,
+            ...defined('timeoutSeconds', values.KEEL_HTTP_TIMEOUT_SECONDS),
+            ...defined('maxResponseBytes', values.KEEL_HTTP_MAX_RESPONSE_BYTES),
+            ...defined('maxRedirects', values.KEEL_HTTP_MAX_REDIRECTS),
+          },
     shutdownGraceSeconds: values.KEEL_SHUTDOWN_GRACE_SECONDS,
     model,
   };
+}
+
+/** `{ [key]: value }` when the value is set, else nothing: for optional fields. */
+function defined<Key extends string, Value>(key: Key, value: Value | undefined): { [K in Key]?: Value } {
+  return value === undefined ? {} : ({ [key]: value } as { [K in Key]?: Value });
 }
 
 /** `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`: outside the workspace, where tools cannot reach it. */

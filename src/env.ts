@@ -65,6 +65,55 @@ export const optionalNames = (pattern: RegExp): Variable<string[] | undefined> =
     'a comma-separated list of names',
   );
 
+/** A comma-separated list of free-form entries (hosts, programs), optional. */
+export const optionalList = variable(
+  z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
+    .pipe(z.array(z.string()).min(1))
+    .optional(),
+  'a comma-separated list',
+);
+
+/** `true`/`false` (also `1`/`0`, `yes`/`no`), with a default. */
+export const flagOr = (fallback: boolean): Variable<boolean> =>
+  variable(
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .transform((value) => ['true', '1', 'yes'].includes(value))
+      .default(fallback),
+    '"true" or "false"',
+  );
+
+/** An optional number of at least `minimum` (seconds, bytes, counts). */
+export const optionalNumber = (minimum: number, integer = false): Variable<number | undefined> =>
+  variable(
+    (integer ? z.coerce.number().int() : z.coerce.number()).finite().min(minimum).optional(),
+    `${integer ? 'a whole number' : 'a number'} of at least ${minimum}`,
+  );
+
+/** A JSON object of string values (extra environment variables), optional. */
+export const optionalStringMap = variable(
+  z
+    .string()
+    .transform((value, context) => {
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string(), z.string()))
+    .optional(),
+  'a JSON object of strings, e.g. {"GIT_AUTHOR_NAME":"Keel"}',
+);
+
 /** The values of every variable in `spec`; the first malformed one throws. */
 export function readEnvironment<Spec extends Record<string, Variable<unknown>>>(
   spec: Spec,

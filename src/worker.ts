@@ -19,6 +19,8 @@ import type { ModelMode } from './model/config.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
 import { listDirectory, readFile } from './tools/builtin/index.js';
+import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
+import { createRunCommandTool } from './tools/builtin/run-command.js';
 import type { Tool } from './tools/define-tool.js';
 import { FileIdempotencyStore } from './tools/idempotency.js';
 import type { IdempotencyStore } from './tools/idempotency.js';
@@ -27,6 +29,23 @@ import { Workspace } from './tools/workspace.js';
 
 /** The built-in tools every worker offers unless told otherwise. */
 export const builtinTools: readonly Tool[] = [readFile, listDirectory];
+
+/**
+ * The tools a worker configured by `config` offers: the built-in ones, plus `run_command` and
+ * `http_fetch` when the operator enabled them (they are off unless given an allow-list).
+ */
+export function configuredTools(config: Pick<WorkerConfig, 'runCommand' | 'httpFetch'>): readonly Tool[] {
+  return [
+    ...builtinTools,
+    ...(config.runCommand ? [createRunCommandTool(config.runCommand)] : []),
+    ...(config.httpFetch ? [createHttpFetchTool(config.httpFetch)] : []),
+  ];
+}
+
+/** Secrets in the configuration that live outside the worker's own environment variables. */
+export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand'>): string[] {
+  return secretsFromEnvironment(config.runCommand?.environment ?? {});
+}
 
 /** Path of the workflow entry point, next to this file (`.ts` under tsx or vitest, `.js` once built). */
 export const workflowsPath = fileURLToPath(
@@ -159,7 +178,8 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       openai: createOpenAIClient(config.model),
       defaultModel: config.model.defaultModel,
       modelMode: config.model.mode,
-      ...(options.tools ? { tools: options.tools } : {}),
+      tools: options.tools ?? configuredTools(config),
+      secrets: configuredSecrets(config),
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       workerOptions: {
         shutdownGraceTime: `${config.shutdownGraceSeconds}s`,

@@ -103,6 +103,46 @@ describe('workerConfigFromEnvironment', () => {
     );
   });
 
+  it('enables run_command and http_fetch only when given allow-lists, with their options', () => {
+    expect(workerConfigFromEnvironment(withKey)).toMatchObject({
+      runCommand: undefined,
+      httpFetch: undefined,
+    });
+    const config = workerConfigFromEnvironment({
+      ...withKey,
+      KEEL_RUN_COMMAND_ALLOW: 'git, ls,/usr/bin/env',
+      KEEL_RUN_COMMAND_TIMEOUT_SECONDS: '300',
+      KEEL_RUN_COMMAND_ENV: '{"GIT_AUTHOR_NAME":"Keel"}',
+      KEEL_HTTP_ALLOW_HOSTS: 'docs.example.com,*.github.com',
+      KEEL_HTTP_ALLOW_POST: 'true',
+      KEEL_HTTP_MAX_REDIRECTS: '2',
+    });
+    expect(config.runCommand).toEqual({
+      allow: ['git', 'ls', '/usr/bin/env'],
+      timeoutSeconds: 300,
+      environment: { GIT_AUTHOR_NAME: 'Keel' },
+    });
+    expect(config.httpFetch).toEqual({
+      allowHosts: ['docs.example.com', '*.github.com'],
+      allowPrivateAddresses: false,
+      allowPost: true,
+      maxRedirects: 2,
+    });
+  });
+
+  it.each([
+    ['KEEL_RUN_COMMAND_ENV', '{"A": 1}', 'KEEL_RUN_COMMAND_ENV must be a JSON object of strings'],
+    ['KEEL_RUN_COMMAND_ENV', 'GIT=1', 'KEEL_RUN_COMMAND_ENV must be a JSON object of strings'],
+    ['KEEL_HTTP_ALLOW_PRIVATE', 'maybe', 'KEEL_HTTP_ALLOW_PRIVATE must be "true" or "false", not "maybe"'],
+    [
+      'KEEL_HTTP_MAX_REDIRECTS',
+      '1.5',
+      'KEEL_HTTP_MAX_REDIRECTS must be a whole number of at least 0, not "1.5"',
+    ],
+  ])('refuses %s=%s', (name, value, message) => {
+    expect(() => workerConfigFromEnvironment({ ...withKey, [name]: value })).toThrow(message);
+  });
+
   it('keeps its state under XDG_STATE_HOME, or in KEEL_STATE_DIR when set', () => {
     expect(workerConfigFromEnvironment({ ...withKey, XDG_STATE_HOME: '/var/state' }).stateDirectory).toBe(
       '/var/state/keel',

@@ -10,7 +10,7 @@ import type { RunInputArgs } from '../contract/run-input.js';
 import { createOpenAIClient } from '../model/client.js';
 import { registerSearchAttributes } from '../search-attributes-setup.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
-import { createKeelWorker } from '../worker.js';
+import { configuredSecrets, configuredTools, createKeelWorker } from '../worker.js';
 import { DEMO_MODEL, startDemoModel } from './demo.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
@@ -146,6 +146,7 @@ async function hostWorkerFor(
     workspace: config?.workspace ?? process.cwd(),
     ...(config ? { stateDirectory: config.stateDirectory, limits: config.limits } : {}),
     ...(config?.tools ? { enabledTools: config.tools } : {}),
+    ...(config ? { tools: configuredTools(config), secrets: configuredSecrets(config) } : {}),
     openai: createOpenAIClient(demoModel ? { apiKey: 'demo', baseURL: demoModel.url } : config!.model),
     defaultModel: demoModel ? DEMO_MODEL : config!.model.defaultModel,
     modelMode: demoModel ? 'background' : config!.model.mode,
