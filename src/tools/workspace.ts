@@ -1,24 +1,47 @@
-import { lstat, realpath, stat } from 'node:fs/promises';
+import type { Dirent, Stats } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError } from './tool-error.js';
+import { errorCode, lstatIfExists, supportsDescriptorPaths } from './held-directory.js';
+import { WorkspaceError } from './workspace-error.js';
+import type { WorkspaceDirectory } from './workspace-directory.js';
+import { openDirectory, openFile, readDirectory, readFile, writeFile } from './workspace-files.js';
+import type { WriteFileOptions } from './workspace-files.js';
+import type { OpenedFile, OpenFileOptions } from './workspace-open.js';
 
-/** A path was refused because it would leave the workspace or is malformed. */
-export class WorkspaceError extends ToolError {
-  override name = 'WorkspaceError';
+export type { WorkspaceDirectory } from './workspace-directory.js';
+export { FileTooLargeError, WorkspaceError } from './workspace-error.js';
+export type { WriteFileOptions } from './workspace-files.js';
+export { WORKSPACE_MAX_FILE_BYTES } from './workspace-open.js';
+export type { OpenedFile, OpenFileOptions } from './workspace-open.js';
+
+/** Options for {@link Workspace.open}. */
+export interface WorkspaceOptions {
+  /**
+   * Reach checked directories through `/proc/self/fd` (Linux). Detected when absent; false forces the
+   * portable fallback, which re-checks paths after opening and so leaves a narrow race (for tests).
+   */
+  descriptorPaths?: boolean;
 }
 
-/** The directory a run may touch. Every path a tool uses goes through {@link Workspace.resolve}. */
+/**
+ * The directory a run may touch. Every path a tool uses goes through {@link Workspace.resolve}; file
+ * contents go through {@link Workspace.openFile}, {@link Workspace.readFile},
+ * {@link Workspace.readDirectory} and {@link Workspace.writeFile}, which check again after opening,
+ * so a path swapped for a symbolic link between the check and the use is refused too.
+ */
 export class Workspace {
   private constructor(
     /** Absolute, symlink-free path of the workspace root. */
     readonly root: string,
+    /** Whether held directories are reached through `/proc/self/fd` (see {@link WorkspaceOptions}). */
+    readonly descriptorPaths: boolean,
   ) {}
 
   /** Opens a workspace at `root`, which must be an existing directory. */
-  static async open(root: string): Promise<Workspace> {
+  static async open(root: string, options: WorkspaceOptions = {}): Promise<Workspace> {
     const real = await realpath(path.resolve(root));
     if (!(await stat(real)).isDirectory()) throw new Error(`Workspace root ${root} is not a directory`);
-    return new Workspace(real);
+    return new Workspace(real, options.descriptorPaths ?? (await supportsDescriptorPaths(real)));
   }
 
   /**
@@ -36,27 +59,27 @@ export class Workspace {
       );
     }
     const lexical = path.resolve(this.root, requested);
-    if (!this.contains(lexical)) {
+    if (!this.includes(lexical)) {
       throw new WorkspaceError(`Path refused: ${JSON.stringify(requested)} leads outside the workspace`);
     }
     let existing = lexical;
     for (;;) {
       try {
         const real = await realpath(existing);
-        if (!this.contains(real)) {
+        if (!this.includes(real)) {
           throw new WorkspaceError(
             `Path refused: ${JSON.stringify(requested)} goes through a symbolic link that leads outside the workspace`,
           );
         }
         return existing === lexical ? real : path.join(real, path.relative(existing, lexical));
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') {
+        if (errorCode(error) === 'ENOTDIR') {
           throw new WorkspaceError(`Not a directory: a parent of ${requested} is a file`);
         }
-        if (!isNotFound(error)) throw error;
+        if (errorCode(error) !== 'ENOENT') throw error;
         if (mustExist) throw new WorkspaceError(`No such file or directory: ${requested}`);
         // A dangling symlink: creating "through" it would write wherever it points, maybe outside.
-        if (await isSymbolicLink(existing)) {
+        if ((await lstatIfExists(existing))?.isSymbolicLink() === true) {
           throw new WorkspaceError(
             `Path refused: ${JSON.stringify(requested)} goes through a symbolic link whose target does not exist`,
           );
@@ -66,24 +89,74 @@ export class Workspace {
     }
   }
 
+  /**
+   * Where a file may be written: {@link resolve} with `mustExist` false that also refuses the root, a
+   * path ending in a directory part (`a/`, `a/.`), and any symbolic link on the way, even one that
+   * stays inside: writes go to the real path, named as such.
+   */
+  async resolveForWriting(relativePath: string): Promise<string> {
+    const absolute = await this.resolve(relativePath, { mustExist: false });
+    const last = relativePath.split('/').at(-1);
+    if (absolute === this.root || last === '' || last === '.' || last === '..') {
+      throw new WorkspaceError(`${JSON.stringify(relativePath)} names a directory; give the path of a file`);
+    }
+    if (absolute !== path.resolve(this.root, relativePath)) {
+      throw new WorkspaceError(
+        `Path refused: ${JSON.stringify(relativePath)} goes through a symbolic link and files are not written ` +
+          `through links; the real path is ${JSON.stringify(this.relative(absolute))}, write there if you mean it`,
+      );
+    }
+    return absolute;
+  }
+
+  /**
+   * Opens a regular file for reading. Refuses directories, devices, FIFOs and sockets (by type, before
+   * opening, so a device is never opened), files over `maxBytes`, and a path changed into a symbolic
+   * link after it was resolved: the file is opened without following a final link, from a parent
+   * directory checked after opening, and is checked again by its own descriptor.
+   */
+  openFile(relativePath: string, options: OpenFileOptions = {}): Promise<OpenedFile> {
+    return openFile(this, relativePath, options);
+  }
+
+  /** The contents of a regular file, read with the refusals of {@link openFile}, never past `maxBytes`. */
+  readFile(relativePath: string, options: OpenFileOptions = {}): Promise<{ bytes: Buffer; stats: Stats }> {
+    return readFile(this, relativePath, options);
+  }
+
+  /** The entries of a directory, read through a descriptor checked to be inside the workspace. */
+  readDirectory(relativePath: string): Promise<Dirent[]> {
+    return readDirectory(this, relativePath);
+  }
+
+  /**
+   * A directory held open, to list, read and descend into without resolving a path per entry (for
+   * tools that walk trees). The caller closes it.
+   */
+  openDirectory(relativePath: string): Promise<WorkspaceDirectory> {
+    return openDirectory(this, relativePath);
+  }
+
+  /**
+   * Writes a whole file atomically (a temporary file beside it, then a rename) into a parent directory
+   * held open and checked to be inside. Refuses what {@link resolveForWriting} refuses, directories,
+   * devices, FIFOs and sockets. Returns whether the file was created rather than replaced.
+   */
+  writeFile(
+    relativePath: string,
+    data: Uint8Array,
+    options: WriteFileOptions = {},
+  ): Promise<{ created: boolean }> {
+    return writeFile(this, relativePath, data, options);
+  }
+
   /** The workspace-relative form of an absolute path inside the workspace (`.` for the root). */
   relative(absolutePath: string): string {
     return path.relative(this.root, absolutePath) || '.';
   }
 
-  private contains(candidate: string): boolean {
+  /** Whether an absolute, symlink-free path is the root or inside it. */
+  includes(candidate: string): boolean {
     return candidate === this.root || candidate.startsWith(this.root + path.sep);
   }
-}
-
-async function isSymbolicLink(candidate: string): Promise<boolean> {
-  try {
-    return (await lstat(candidate)).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 }

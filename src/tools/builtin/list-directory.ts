@@ -1,11 +1,7 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
-import { ToolError } from '../tool-error.js';
-
-/** Directory names skipped unless asked for by path. */
-const IGNORED = new Set(['.git', 'node_modules', '.keel']);
+import type { WorkspaceDirectory } from '../workspace.js';
+import { IGNORED_DIRECTORIES } from './ignored-directories.js';
 
 /** Most entries one listing returns. */
 export const LIST_DIRECTORY_MAX_ENTRIES = 1_000;
@@ -23,34 +19,41 @@ export const listDirectory = defineTool({
   readOnly: true,
   timeoutSeconds: 30,
   async execute({ path: requested, depth }, { workspace, signal }) {
-    const root = await workspace.resolve(requested);
     const lines: string[] = [];
     let truncated = false;
-    const walk = async (directory: string, level: number): Promise<void> => {
+    // Subdirectories are opened through their held parent, never by path: one swapped for a symbolic
+    // link mid-listing is refused rather than followed outside.
+    const walk = async (directory: WorkspaceDirectory, shownPrefix: string, level: number): Promise<void> => {
       signal.throwIfAborted();
-      const entries = await readdir(directory, { withFileTypes: true }).catch(
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOTDIR') throw new ToolError(`${requested} is not a directory`);
-          throw error;
-        },
-      );
+      const entries = await directory.entries();
       entries.sort((a, b) => a.name.localeCompare(b.name));
       for (const entry of entries) {
         if (lines.length >= LIST_DIRECTORY_MAX_ENTRIES) {
           truncated = true;
           return;
         }
-        const absolute = path.join(directory, entry.name);
-        const shown = path.relative(root, absolute);
+        const shown = shownPrefix === '' ? entry.name : `${shownPrefix}/${entry.name}`;
         if (entry.isDirectory()) {
           lines.push(`${shown}/`);
-          if (level < depth && !IGNORED.has(entry.name)) await walk(absolute, level + 1);
+          if (level < depth && !IGNORED_DIRECTORIES.has(entry.name)) {
+            const child = await directory.openDirectory(entry.name);
+            try {
+              await walk(child, shown, level + 1);
+            } finally {
+              await child.close();
+            }
+          }
         } else {
           lines.push(entry.isSymbolicLink() ? `${shown} -> (symlink)` : shown);
         }
       }
     };
-    await walk(root, 1);
+    const root = await workspace.openDirectory(requested);
+    try {
+      await walk(root, '', 1);
+    } finally {
+      await root.close();
+    }
     if (lines.length === 0) return `${requested} is empty`;
     if (truncated) lines.push(`… stopped after ${LIST_DIRECTORY_MAX_ENTRIES} entries; list a subdirectory`);
     return lines.join('\n');

@@ -1,8 +1,7 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { ToolError } from '../tool-error.js';
+import { looksBinary } from './looks-binary.js';
 
 /** Largest file read_file opens; bigger files need a narrower tool (or a line range, when added). */
 export const READ_FILE_MAX_BYTES = 2 * 1024 * 1024;
@@ -24,32 +23,22 @@ export const readFile = defineTool({
     if (startLine !== undefined && endLine !== undefined && endLine < startLine) {
       throw new ToolError(`endLine (${endLine}) is before startLine (${startLine})`);
     }
-    const absolute = await workspace.resolve(path);
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check below then refuses it.
-    const handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      const info = await handle.stat();
-      if (info.isDirectory()) throw new ToolError(`${path} is a directory; use list_directory`);
-      if (!info.isFile()) throw new ToolError(`${path} is not a regular file`);
-      if (info.size > READ_FILE_MAX_BYTES) {
-        throw new ToolError(
-          `${path} is ${info.size} bytes; read_file opens files up to ${READ_FILE_MAX_BYTES} bytes`,
-        );
-      }
-      const bytes = await handle.readFile({ signal });
-      if (bytes.subarray(0, 8192).includes(0)) {
-        throw new ToolError(`${path} looks like a binary file (${info.size} bytes); it was not read`);
-      }
-      const text = bytes.toString('utf8');
-      if (startLine === undefined && endLine === undefined) return text;
-      // A final newline ends the last line; it does not start another one.
-      const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
-      const first = startLine ?? 1;
-      if (first > lines.length)
-        throw new ToolError(`${path} has ${lines.length} lines; startLine ${first} is past the end`);
-      return lines.slice(first - 1, endLine ?? lines.length).join('\n');
-    } finally {
-      await handle.close();
+    // The workspace refuses directories, devices, FIFOs, sockets, oversized files and paths swapped for links.
+    const { bytes, stats } = await workspace.readFile(path, {
+      maxBytes: READ_FILE_MAX_BYTES,
+      tool: 'read_file',
+      signal,
+    });
+    if (looksBinary(bytes)) {
+      throw new ToolError(`${path} looks like a binary file (${stats.size} bytes); it was not read`);
     }
+    const text = bytes.toString('utf8');
+    if (startLine === undefined && endLine === undefined) return text;
+    // A final newline ends the last line; it does not start another one.
+    const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
+    const first = startLine ?? 1;
+    if (first > lines.length)
+      throw new ToolError(`${path} has ${lines.length} lines; startLine ${first} is past the end`);
+    return lines.slice(first - 1, endLine ?? lines.length).join('\n');
   },
 });

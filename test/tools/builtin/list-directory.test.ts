@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import { LIST_DIRECTORY_MAX_ENTRIES, listDirectory } from '../../../src/tools/builtin/list-directory.js';
 import { Workspace } from '../../../src/tools/workspace.js';
+import { swapAfterResolve, swapBeforeOpeningSubdirectory } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
 
 /**
@@ -181,5 +182,40 @@ describe('listDirectory', () => {
     const listed = await lines({ path: 'many' });
     expect(listed).toHaveLength(LIST_DIRECTORY_MAX_ENTRIES);
     expect(listed.some((line) => line.startsWith('…'))).toBe(false);
+  });
+});
+
+describe('listDirectory stays inside the workspace', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('refuses a subdirectory swapped for a link to outside while it lists, naming no entry outside', async () => {
+    await mkdir(path.join(root, 'sub'));
+    await writeFile(path.join(root, 'sub', 'inner.txt'), '');
+    swapBeforeOpeningSubdirectory('sub', async () => {
+      await rename(path.join(root, 'sub'), path.join(root, 'sub-before'));
+      await symlink(path.join(base, 'outside'), path.join(root, 'sub'));
+    });
+    const observation = await list({ depth: 2 });
+    expect(observation).toEqual(
+      toolError(
+        'Path refused: "sub" changed while it was being opened (a part of it was replaced by a symbolic ' +
+          'link or moved, maybe out of the workspace); nothing was read or written',
+      ),
+    );
+  });
+
+  it('refuses a directory swapped for a link to outside after its path was checked', async () => {
+    await mkdir(path.join(root, 'sub'));
+    swapAfterResolve(workspace, async () => {
+      await rename(path.join(root, 'sub'), path.join(root, 'sub-before'));
+      await symlink(path.join(base, 'outside'), path.join(root, 'sub'));
+    });
+    const observation = await list({ path: 'sub' });
+    expect(observation).toMatchObject({ ok: false, error: 'tool_error' });
+    expect(observation.ok ? '' : observation.message).toMatch(
+      /^Path refused: "sub" changed while it was being opened/,
+    );
   });
 });

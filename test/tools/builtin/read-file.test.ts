@@ -1,13 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import { READ_FILE_MAX_BYTES, readFile } from '../../../src/tools/builtin/read-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { Workspace } from '../../../src/tools/workspace.js';
+import {
+  createEscapeFixture,
+  OUTSIDE_SECRET,
+  SpecialFiles,
+  swapAfterResolve,
+  traversals,
+} from '../../support/escape-fixture.js';
+import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
 
 /**
@@ -186,5 +194,108 @@ describe('readFile', () => {
     await expect(Promise.resolve(readFile.execute({ path: 'pipe' }, context()))).rejects.toThrow(
       'pipe is not a regular file',
     );
+  });
+});
+
+describe('readFile stays inside the workspace', () => {
+  let fixture: EscapeFixture;
+  let files: SpecialFiles;
+  let inside: (...parts: string[]) => string;
+
+  beforeEach(async () => {
+    fixture = await createEscapeFixture('read-file-escape');
+    files = new SpecialFiles();
+    inside = (...parts) => path.join(fixture.root, ...parts);
+  });
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await files.release();
+    await fixture.cleanup();
+  });
+
+  const readInFixture = (args: Record<string, unknown>): Promise<Observation> =>
+    runBuiltin(fixture.workspace, 'read_file', args);
+
+  it('refuses or finds nothing at every spelling of a path outside', async () => {
+    for (const [requested, outcome] of traversals(fixture)) {
+      const observation = await readInFixture({ path: requested });
+      expect(observation, requested).toMatchObject({ ok: false, error: 'tool_error' });
+      const message = observation.ok ? '' : observation.message;
+      if ('refused' in outcome) expect(message, requested).toMatch(outcome.refused);
+      else expect(message, requested).toBe(`No such file or directory: ${requested}`);
+    }
+  });
+
+  it('reads a file whose name only looks like an escape, inside the workspace', async () => {
+    await writeFile(inside('%2e%2e%2foutside%2fsecret.txt'), 'literal');
+    await writeFile(inside('..\\outside\\secret.txt'), 'backslashes');
+    await mkdir(inside('~'));
+    await writeFile(inside('~', 'secret.txt'), 'tilde');
+    expect(await readInFixture({ path: '%2e%2e%2foutside%2fsecret.txt' })).toEqual(ok('literal'));
+    expect(await readInFixture({ path: '..\\outside\\secret.txt' })).toEqual(ok('backslashes'));
+    expect(await readInFixture({ path: '~/secret.txt' })).toEqual(ok('tilde'));
+  });
+
+  it('refuses links to outside, directly and through a chain of links', async () => {
+    await symlink(path.join(fixture.outside, 'secret.txt'), inside('link.txt'));
+    await symlink(path.join(fixture.outside, 'dir'), inside('hop2'));
+    await symlink('hop2', inside('hop1'));
+    await symlink('hop1/secret.txt', inside('hop0.txt'));
+    for (const requested of ['link.txt', 'hop1/secret.txt', 'hop0.txt']) {
+      expect(await readInFixture({ path: requested })).toEqual(
+        toolError(
+          `Path refused: "${requested}" goes through a symbolic link that leads outside the workspace`,
+        ),
+      );
+    }
+  });
+
+  it('refuses /dev/zero through a link, and a device, a socket and a named pipe inside', async (context) => {
+    await symlink('/dev/zero', inside('zero-link'));
+    await files.socket(inside('sock'));
+    files.fifo(inside('pipe'));
+    expect(await readInFixture({ path: 'zero-link' })).toEqual(
+      toolError('Path refused: "zero-link" goes through a symbolic link that leads outside the workspace'),
+    );
+    expect(await readInFixture({ path: 'sock' })).toEqual(
+      toolError('sock is not a regular file but a socket; only regular files can be opened'),
+    );
+    expect(await readInFixture({ path: 'pipe' })).toEqual(
+      toolError('pipe is not a regular file but a named pipe; only regular files can be opened'),
+    );
+    if (!files.characterDevice(inside('zero'))) context.skip('making a device needs root');
+    expect(await readInFixture({ path: 'zero' })).toEqual(
+      toolError('zero is not a regular file but a character device; only regular files can be opened'),
+    );
+  });
+
+  it('refuses a file whose directory is swapped for a link to outside after the check', async () => {
+    await mkdir(inside('dir'));
+    await writeFile(inside('dir', 'secret.txt'), 'inside');
+    swapAfterResolve(fixture.workspace, async () => {
+      await rename(inside('dir'), inside('dir-before'));
+      await symlink(path.join(fixture.outside), inside('dir'));
+    });
+    expect(await readInFixture({ path: 'dir/secret.txt' })).toEqual(
+      toolError(
+        'Path refused: "dir/secret.txt" changed while it was being opened (a part of it was replaced by a ' +
+          'symbolic link or moved, maybe out of the workspace); nothing was read or written',
+      ),
+    );
+  });
+
+  it('refuses a file whose grandparent is swapped for a link to outside after the check', async () => {
+    await mkdir(inside('a', 'dir'), { recursive: true });
+    await writeFile(inside('a', 'dir', 'secret.txt'), 'inside');
+    await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
+    await writeFile(path.join(fixture.outside, 'a', 'dir', 'secret.txt'), OUTSIDE_SECRET);
+    swapAfterResolve(fixture.workspace, async () => {
+      await rename(inside('a'), inside('a-before'));
+      await symlink(path.join(fixture.outside, 'a'), inside('a'));
+    });
+    const observation = await readInFixture({ path: 'a/dir/secret.txt' });
+    expect(observation).toMatchObject({ ok: false, error: 'tool_error' });
+    expect(observation.ok ? '' : observation.message).toMatch(/changed while it was being opened/);
   });
 });
