@@ -18,7 +18,7 @@ import { createOpenAIClient } from './model/client.js';
 import type { ModelMode } from './model/config.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
-import { listDirectory, readFile } from './tools/builtin/index.js';
+import { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
 import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
 import type { Tool } from './tools/define-tool.js';
@@ -27,8 +27,8 @@ import type { IdempotencyStore } from './tools/idempotency.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Workspace } from './tools/workspace.js';
 
-/** The built-in tools every worker offers unless told otherwise. */
-export const builtinTools: readonly Tool[] = [readFile, listDirectory];
+/** The built-in tools every worker offers unless told otherwise: the workspace file tools. */
+export const builtinTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
 
 /**
  * The tools a worker configured by `config` offers: the built-in ones, plus `run_command` and
