@@ -49,34 +49,24 @@ export const optionalChoice = <const Choice extends string>(
 /** An http(s) URL, optional. */
 export const optionalUrl = variable(z.url({ protocol: /^https?$/ }).optional(), 'an http:// or https:// URL');
 
+/** A comma-separated value split into its non-empty, trimmed entries. */
+const commaSeparated = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== ''),
+);
+
 /** A comma-separated list of names matching `pattern`, optional. */
 export const optionalNames = (pattern: RegExp): Variable<string[] | undefined> =>
   variable(
-    z
-      .string()
-      .transform((value) =>
-        value
-          .split(',')
-          .map((item) => item.trim())
-          .filter((item) => item !== ''),
-      )
-      .pipe(z.array(z.string().regex(pattern)).min(1))
-      .optional(),
+    commaSeparated.pipe(z.array(z.string().regex(pattern)).min(1)).optional(),
     'a comma-separated list of names',
   );
 
 /** A comma-separated list of free-form entries (hosts, programs), optional. */
 export const optionalList = variable(
-  z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item !== ''),
-    )
-    .pipe(z.array(z.string()).min(1))
-    .optional(),
+  commaSeparated.pipe(z.array(z.string()).min(1)).optional(),
   'a comma-separated list',
 );
 

@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { Workspace } from '../../src/tools/workspace.js';
 import { WorkspaceDirectory } from '../../src/tools/workspace-directory.js';
 
@@ -38,6 +38,8 @@ export interface EscapeFixture {
   workspace: Workspace;
   /** Everything outside the workspace, to compare before and after: nothing may be read into output or changed. */
   outsideState(): Promise<Map<string, string>>;
+  /** Records everything outside now; the returned check fails if any of it changed since. */
+  watchOutside(): Promise<() => Promise<void>>;
   cleanup(): Promise<void>;
 }
 
@@ -58,12 +60,17 @@ export async function createEscapeFixture(
   await mkdir(path.join(base, 'ws-sibling'));
   await writeFile(path.join(base, 'ws-sibling', 'x.txt'), OUTSIDE_SECRET);
   const workspace = await Workspace.open(root, options);
+  const outsideState = () => describeTree(base, (name) => name !== 'ws');
   return {
     base,
     root,
     outside,
     workspace,
-    outsideState: () => describeTree(base, (name) => name !== 'ws'),
+    outsideState,
+    async watchOutside() {
+      const before = await outsideState();
+      return async () => expect(await outsideState()).toEqual(before);
+    },
     cleanup: () => rm(base, { recursive: true, force: true }),
   };
 }

@@ -267,12 +267,6 @@ describe.each([
     await fixture.cleanup();
   });
 
-  /** Records everything outside now; the returned check fails if any of it changed. */
-  async function watchOutside(): Promise<() => Promise<void>> {
-    const before = await fixture.outsideState();
-    return async () => expect(await fixture.outsideState()).toEqual(before);
-  }
-
   async function refusal(promise: Promise<unknown>): Promise<WorkspaceError> {
     const error: unknown = await promise.then(
       () => new Error('expected a refusal'),
@@ -376,7 +370,7 @@ describe.each([
     it('refuses to read through a parent directory that now leads outside', async () => {
       await mkdir(inside('dir'));
       await writeFile(inside('dir', 'secret.txt'), 'inside');
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rename(inside('dir'), inside('dir-before'));
         await symlink(fixture.outside, inside('dir'));
@@ -391,7 +385,7 @@ describe.each([
       await writeFile(inside('a', 'dir', 'secret.txt'), 'inside');
       await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
       await writeFile(path.join(fixture.outside, 'a', 'dir', 'secret.txt'), 'OUTSIDE');
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rename(inside('a'), inside('a-before'));
         await symlink(path.join(fixture.outside, 'a'), inside('a'));
@@ -402,7 +396,7 @@ describe.each([
 
     it('refuses to read a file that is now a link to a file outside', async () => {
       await writeFile(inside('file.txt'), 'inside');
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rm(inside('file.txt'));
         await symlink(path.join(fixture.outside, 'secret.txt'), inside('file.txt'));
@@ -434,7 +428,7 @@ describe.each([
       'refuses to write %s into a parent directory that now leads outside',
       async (name) => {
         await mkdir(inside('dir'));
-        const unchanged = await watchOutside();
+        const unchanged = await fixture.watchOutside();
         swapAfterResolve(ws, async () => {
           await rename(inside('dir'), inside('dir-before'));
           await symlink(fixture.outside, inside('dir'));
@@ -448,7 +442,7 @@ describe.each([
       await mkdir(inside('a', 'dir'), { recursive: true });
       await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
       await writeFile(path.join(fixture.outside, 'a', 'dir', 'secret.txt'), 'OUTSIDE');
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rename(inside('a'), inside('a-before'));
         await symlink(path.join(fixture.outside, 'a'), inside('a'));
@@ -462,7 +456,7 @@ describe.each([
     it('refuses to write over a file that is now a link, leaving the link and its target alone', async () => {
       await writeFile(inside('file.txt'), 'inside');
       const target = path.join(fixture.outside, 'secret.txt');
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rm(inside('file.txt'));
         await symlink(target, inside('file.txt'));
@@ -474,7 +468,7 @@ describe.each([
     });
 
     it('refuses to create directories through one that is now a link to outside', async () => {
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await symlink(fixture.outside, inside('new'));
       });
@@ -489,7 +483,7 @@ describe.each([
       await mkdir(inside('dir', 'sub'), { recursive: true });
       await writeFile(inside('dir', 'secret.txt'), 'inside');
       await mkdir(path.join(fixture.outside, 'sub'), { recursive: true });
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       const directory = await ws.openDirectory('dir');
       try {
         await rename(inside('dir'), inside('dir-before'));
@@ -577,7 +571,7 @@ describe.each([
 
     it('replaces a hard link to a file outside without changing that file', async () => {
       await link(path.join(fixture.outside, 'secret.txt'), inside('hard.txt'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       await ws.writeFile('hard.txt', Buffer.from('replaced'));
       await expect(readFile(inside('hard.txt'), 'utf8')).resolves.toBe('replaced');
       await unchanged();
@@ -621,7 +615,7 @@ describe.each([
 
     it('refuses a dangling link to outside and creates nothing there', async () => {
       await symlink(path.join(fixture.outside, 'created.txt'), inside('dangling.txt'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       expect((await refusal(ws.writeFile('dangling.txt', Buffer.from('x')))).message).toMatch(
         /goes through a symbolic link whose target does not exist/,
       );

@@ -14,6 +14,7 @@ import {
 } from '../../support/escape-fixture.js';
 import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
+import { ok, toolError } from '../../support/observations.js';
 
 let fixture: EscapeFixture;
 let files: SpecialFiles;
@@ -37,19 +38,6 @@ afterEach(async () => {
 
 function edit(args: Record<string, unknown>): Promise<Observation> {
   return runBuiltin(fixture.workspace, 'edit_file', args);
-}
-
-const ok = (output: string): Observation => ({ callId: 'call_1', ok: true, output });
-const toolError = (message: string): Observation => ({
-  callId: 'call_1',
-  ok: false,
-  error: 'tool_error',
-  message,
-});
-
-async function watchOutside(): Promise<() => Promise<void>> {
-  const before = await fixture.outsideState();
-  return async () => expect(await fixture.outsideState()).toEqual(before);
 }
 
 const read = (...parts: string[]): Promise<string> => readFile(inside(...parts), 'utf8');
@@ -216,7 +204,7 @@ describe('editFile', () => {
 
   describe('stays inside the workspace', () => {
     it('refuses or finds nothing at every spelling of a path outside, changing nothing there', async () => {
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       for (const [requested, outcome] of traversals(fixture)) {
         const observation = await edit({ path: requested, oldText: OUTSIDE_SECRET, newText: 'pwned' });
         expect(observation, requested).toMatchObject({ ok: false, error: 'tool_error' });
@@ -231,7 +219,7 @@ describe('editFile', () => {
       await symlink(path.join(fixture.outside, 'secret.txt'), inside('link.txt'));
       await symlink(path.join(fixture.outside, 'dir'), inside('hop2'));
       await symlink('hop2', inside('hop1'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       for (const requested of ['link.txt', 'hop1/secret.txt']) {
         expect(await edit({ path: requested, oldText: OUTSIDE_SECRET, newText: 'pwned' })).toEqual(
           toolError(
@@ -277,7 +265,7 @@ describe('editFile', () => {
 
     it('edits a hard link to a file outside without changing that file', async () => {
       await link(path.join(fixture.outside, 'secret.txt'), inside('hard.txt'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       expect(await edit({ path: 'hard.txt', oldText: 'SECRET', newText: 'public' })).toMatchObject({
         ok: true,
       });
@@ -293,7 +281,7 @@ describe('editFile', () => {
       async (_step, afterCall) => {
         await writeFile(inside('src', 'secret.txt'), OUTSIDE_SECRET);
         await writeFile(path.join(fixture.outside, 'secret.txt'), OUTSIDE_SECRET);
-        const unchanged = await watchOutside();
+        const unchanged = await fixture.watchOutside();
         swapAfterResolve(
           fixture.workspace,
           async () => {

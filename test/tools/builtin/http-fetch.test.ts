@@ -22,6 +22,7 @@ import { Workspace } from '../../../src/tools/workspace.js';
 import { deferred } from '../../support/deferred.js';
 import { freePort } from '../../support/free-port.js';
 import { RecordingLogger } from '../../support/loggers.js';
+import { ok, toolError } from '../../support/observations.js';
 
 /** One request a test server received, body read in full. */
 interface Received {
@@ -139,14 +140,6 @@ function call(
     },
   );
 }
-
-const ok = (output: string): Observation => ({ callId: 'call_1', ok: true, output });
-const toolError = (message: string): Observation => ({
-  callId: 'call_1',
-  ok: false,
-  error: 'tool_error',
-  message,
-});
 
 function outputOf(observation: Observation): string {
   if (!observation.ok) throw new Error(`expected output, got ${observation.error}: ${observation.message}`);

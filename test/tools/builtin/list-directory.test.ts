@@ -7,6 +7,7 @@ import { LIST_DIRECTORY_MAX_ENTRIES, listDirectory } from '../../../src/tools/bu
 import { Workspace } from '../../../src/tools/workspace.js';
 import { swapAfterResolve, swapBeforeOpeningSubdirectory } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
+import { toolError } from '../../support/observations.js';
 
 /**
  * Layout of every test:
@@ -58,13 +59,6 @@ async function lines(args: Record<string, unknown>): Promise<string[]> {
   if (!observation.ok) throw new Error(`listing failed: ${observation.message}`);
   return observation.output.split('\n');
 }
-
-const toolError = (message: string): Observation => ({
-  callId: 'call_1',
-  ok: false,
-  error: 'tool_error',
-  message,
-});
 
 describe('listDirectory', () => {
   it('is a read-only tool named list_directory', () => {

@@ -17,6 +17,7 @@ import {
 } from '../../support/escape-fixture.js';
 import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
+import { ok, toolError } from '../../support/observations.js';
 
 /**
  * Layout of every test:
@@ -67,14 +68,6 @@ function context(): ToolContext {
     once: (_step, effect) => Promise.resolve(effect()),
   };
 }
-
-const ok = (output: string): Observation => ({ callId: 'call_1', ok: true, output });
-const toolError = (message: string): Observation => ({
-  callId: 'call_1',
-  ok: false,
-  error: 'tool_error',
-  message,
-});
 
 describe('readFile', () => {
   it('is a read-only tool named read_file', () => {

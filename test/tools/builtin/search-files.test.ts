@@ -19,6 +19,7 @@ import {
 } from '../../support/escape-fixture.js';
 import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
+import { toolError } from '../../support/observations.js';
 
 /**
  * The escape fixture's workspace, plus:
@@ -65,13 +66,6 @@ async function output(args: Record<string, unknown>): Promise<string> {
   if (!observation.ok) throw new Error(`search failed: ${observation.message}`);
   return observation.output;
 }
-
-const toolError = (message: string): Observation => ({
-  callId: 'call_1',
-  ok: false,
-  error: 'tool_error',
-  message,
-});
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
   return {

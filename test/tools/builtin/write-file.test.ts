@@ -25,6 +25,7 @@ import {
 } from '../../support/escape-fixture.js';
 import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
+import { ok, toolError } from '../../support/observations.js';
 
 let fixture: EscapeFixture;
 let files: SpecialFiles;
@@ -44,20 +45,6 @@ afterEach(async () => {
 
 function write(args: Record<string, unknown>): Promise<Observation> {
   return runBuiltin(fixture.workspace, 'write_file', args);
-}
-
-const ok = (output: string): Observation => ({ callId: 'call_1', ok: true, output });
-const toolError = (message: string): Observation => ({
-  callId: 'call_1',
-  ok: false,
-  error: 'tool_error',
-  message,
-});
-
-/** Records everything outside now; the returned check fails if any of it changed. */
-async function watchOutside(): Promise<() => Promise<void>> {
-  const before = await fixture.outsideState();
-  return async () => expect(await fixture.outsideState()).toEqual(before);
 }
 
 describe('writeFile', () => {
@@ -153,7 +140,7 @@ describe('writeFile', () => {
 
   describe('stays inside the workspace', () => {
     it('refuses or takes literally every spelling of a path outside, changing nothing there', async () => {
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       for (const [requested, outcome] of traversals(fixture)) {
         const observation = await write({ path: requested, content: 'pwned', createDirectories: true });
         if ('refused' in outcome) {
@@ -169,7 +156,7 @@ describe('writeFile', () => {
 
     it('refuses to write through a symbolic link to a file outside', async () => {
       await symlink(path.join(fixture.outside, 'secret.txt'), inside('link.txt'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       expect(await write({ path: 'link.txt', content: 'pwned' })).toEqual(
         toolError('Path refused: "link.txt" goes through a symbolic link that leads outside the workspace'),
       );
@@ -179,7 +166,7 @@ describe('writeFile', () => {
     it('refuses to write through a chain of links that ends outside', async () => {
       await symlink(path.join(fixture.outside, 'dir'), inside('hop2'));
       await symlink('hop2', inside('hop1'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       expect(await write({ path: 'hop1/secret.txt', content: 'pwned' })).toEqual(
         toolError(
           'Path refused: "hop1/secret.txt" goes through a symbolic link that leads outside the workspace',
@@ -190,7 +177,7 @@ describe('writeFile', () => {
 
     it('refuses a dangling link to outside and creates nothing there', async () => {
       await symlink(path.join(fixture.outside, 'created.txt'), inside('dangling.txt'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       expect(await write({ path: 'dangling.txt', content: 'pwned' })).toEqual(
         toolError('Path refused: "dangling.txt" goes through a symbolic link whose target does not exist'),
       );
@@ -243,7 +230,7 @@ describe('writeFile', () => {
 
     it('replaces a hard link to a file outside without changing that file', async () => {
       await link(path.join(fixture.outside, 'secret.txt'), inside('hard.txt'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       expect(await write({ path: 'hard.txt', content: 'replaced' })).toEqual(
         ok('Replaced hard.txt (8 bytes written)'),
       );
@@ -253,7 +240,7 @@ describe('writeFile', () => {
 
     it('refuses to write into a directory swapped for a link to outside after the check', async () => {
       await mkdir(inside('dir'));
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(fixture.workspace, async () => {
         await rename(inside('dir'), inside('dir-before'));
         await symlink(fixture.outside, inside('dir'));
@@ -268,7 +255,7 @@ describe('writeFile', () => {
     });
 
     it('refuses to create directories under one swapped for a link to outside after the check', async () => {
-      const unchanged = await watchOutside();
+      const unchanged = await fixture.watchOutside();
       swapAfterResolve(fixture.workspace, () => symlink(fixture.outside, inside('new')));
       const observation = await write({ path: 'new/dir/x.txt', content: 'pwned', createDirectories: true });
       expect(observation.ok ? '' : observation.message).toMatch(/changed while it was being opened/);
