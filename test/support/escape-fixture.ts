@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { expect, vi } from 'vitest';
+import { afterEach, beforeEach, expect, vi } from 'vitest';
 import { Workspace } from '../../src/tools/workspace.js';
 import { WorkspaceDirectory } from '../../src/tools/workspace-directory.js';
 
@@ -232,4 +232,42 @@ export class SpecialFiles {
     }
     await Promise.all(this.#servers.map((server) => new Promise((resolve) => server.close(resolve))));
   }
+}
+
+/** What {@link useEscapeFixture} gives each test: read its members inside tests and hooks only. */
+export interface EscapeContext {
+  readonly fixture: EscapeFixture;
+  readonly files: SpecialFiles;
+  /** A path inside the workspace. */
+  inside(...parts: string[]): string;
+}
+
+/**
+ * Gives every test of the calling `describe` (or file) a fresh escape fixture and special-files
+ * holder, and cleans both up (and restores mocks) after it.
+ */
+export function useEscapeFixture(prefix: string, options: { descriptorPaths?: boolean } = {}): EscapeContext {
+  let current: { fixture: EscapeFixture; files: SpecialFiles } | undefined;
+  const active = () => {
+    if (current === undefined) throw new Error('the escape fixture is only available inside a test');
+    return current;
+  };
+  beforeEach(async () => {
+    current = { fixture: await createEscapeFixture(prefix, options), files: new SpecialFiles() };
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await current?.files.release();
+    await current?.fixture.cleanup();
+    current = undefined;
+  });
+  return {
+    get fixture() {
+      return active().fixture;
+    },
+    get files() {
+      return active().files;
+    },
+    inside: (...parts) => path.join(active().fixture.root, ...parts),
+  };
 }

@@ -17,17 +17,11 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readAtMost } from '../../src/tools/held-directory.js';
 import { ToolError } from '../../src/tools/tool-error.js';
 import { FileTooLargeError, Workspace, WorkspaceError } from '../../src/tools/workspace.js';
-import {
-  createEscapeFixture,
-  OUTSIDE_SECRET,
-  SpecialFiles,
-  swapAfterResolve,
-} from '../support/escape-fixture.js';
-import type { EscapeFixture } from '../support/escape-fixture.js';
+import { useEscapeFixture, OUTSIDE_SECRET, swapAfterResolve } from '../support/escape-fixture.js';
 
 /**
  * Layout of every test:
@@ -249,22 +243,12 @@ describe.each([
   { mode: 'descriptor paths', descriptorPaths: true },
   { mode: 'portable fallback', descriptorPaths: false },
 ])('Workspace file access ($mode)', ({ descriptorPaths }) => {
-  let fixture: EscapeFixture;
-  let files: SpecialFiles;
+  const escape = useEscapeFixture('workspace-files', { descriptorPaths });
+  const { inside } = escape;
   let ws: Workspace;
-  let inside: (...parts: string[]) => string;
 
-  beforeEach(async () => {
-    fixture = await createEscapeFixture('workspace-files', { descriptorPaths });
-    files = new SpecialFiles();
-    ws = fixture.workspace;
-    inside = (...parts) => path.join(fixture.root, ...parts);
-  });
-
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await files.release();
-    await fixture.cleanup();
+  beforeEach(() => {
+    ws = escape.fixture.workspace;
   });
 
   async function refusal(promise: Promise<unknown>): Promise<WorkspaceError> {
@@ -312,7 +296,7 @@ describe.each([
   });
 
   it('refuses a named pipe for reading and writing, and nothing waits on it', async () => {
-    files.fifo(inside('pipe'));
+    escape.files.fifo(inside('pipe'));
     expect((await refusal(ws.readFile('pipe'))).message).toBe(
       'pipe is not a regular file but a named pipe; only regular files can be opened',
     );
@@ -323,7 +307,7 @@ describe.each([
   });
 
   it('refuses a socket for reading and writing', async () => {
-    await files.socket(inside('sock'));
+    await escape.files.socket(inside('sock'));
     expect((await refusal(ws.readFile('sock'))).message).toBe(
       'sock is not a regular file but a socket; only regular files can be opened',
     );
@@ -342,7 +326,7 @@ describe.each([
   });
 
   it('refuses a character device inside the workspace for reading and writing', async (context) => {
-    if (!files.characterDevice(inside('zero'))) context.skip('making a device needs root');
+    if (!escape.files.characterDevice(inside('zero'))) context.skip('making a device needs root');
     expect((await refusal(ws.readFile('zero'))).message).toBe(
       'zero is not a regular file but a character device; only regular files can be opened',
     );
@@ -370,10 +354,10 @@ describe.each([
     it('refuses to read through a parent directory that now leads outside', async () => {
       await mkdir(inside('dir'));
       await writeFile(inside('dir', 'secret.txt'), 'inside');
-      const unchanged = await fixture.watchOutside();
+      const unchanged = await escape.fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rename(inside('dir'), inside('dir-before'));
-        await symlink(fixture.outside, inside('dir'));
+        await symlink(escape.fixture.outside, inside('dir'));
       });
       expect((await refusal(ws.readFile('dir/secret.txt'))).message).toMatch(CHANGED);
       expect((await lstat(inside('dir'))).isSymbolicLink()).toBe(true);
@@ -383,12 +367,12 @@ describe.each([
     it('refuses to read when a grandparent now leads outside', async () => {
       await mkdir(inside('a', 'dir'), { recursive: true });
       await writeFile(inside('a', 'dir', 'secret.txt'), 'inside');
-      await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
-      await writeFile(path.join(fixture.outside, 'a', 'dir', 'secret.txt'), 'OUTSIDE');
-      const unchanged = await fixture.watchOutside();
+      await mkdir(path.join(escape.fixture.outside, 'a', 'dir'), { recursive: true });
+      await writeFile(path.join(escape.fixture.outside, 'a', 'dir', 'secret.txt'), 'OUTSIDE');
+      const unchanged = await escape.fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rename(inside('a'), inside('a-before'));
-        await symlink(path.join(fixture.outside, 'a'), inside('a'));
+        await symlink(path.join(escape.fixture.outside, 'a'), inside('a'));
       });
       expect((await refusal(ws.readFile('a/dir/secret.txt'))).message).toMatch(CHANGED);
       await unchanged();
@@ -396,10 +380,10 @@ describe.each([
 
     it('refuses to read a file that is now a link to a file outside', async () => {
       await writeFile(inside('file.txt'), 'inside');
-      const unchanged = await fixture.watchOutside();
+      const unchanged = await escape.fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rm(inside('file.txt'));
-        await symlink(path.join(fixture.outside, 'secret.txt'), inside('file.txt'));
+        await symlink(path.join(escape.fixture.outside, 'secret.txt'), inside('file.txt'));
       });
       expect((await refusal(ws.readFile('file.txt'))).message).toMatch(CHANGED);
       await unchanged();
@@ -409,17 +393,17 @@ describe.each([
       await mkdir(inside('dir'));
       swapAfterResolve(ws, async () => {
         await rename(inside('dir'), inside('dir-before'));
-        await symlink(fixture.outside, inside('dir'));
+        await symlink(escape.fixture.outside, inside('dir'));
       });
       expect((await refusal(ws.readDirectory('dir'))).message).toMatch(CHANGED);
     });
 
     it('refuses to list when a parent now leads outside', async () => {
       await mkdir(inside('a', 'dir'), { recursive: true });
-      await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
+      await mkdir(path.join(escape.fixture.outside, 'a', 'dir'), { recursive: true });
       swapAfterResolve(ws, async () => {
         await rename(inside('a'), inside('a-before'));
-        await symlink(path.join(fixture.outside, 'a'), inside('a'));
+        await symlink(path.join(escape.fixture.outside, 'a'), inside('a'));
       });
       expect((await refusal(ws.readDirectory('a/dir'))).message).toMatch(CHANGED);
     });
@@ -428,10 +412,10 @@ describe.each([
       'refuses to write %s into a parent directory that now leads outside',
       async (name) => {
         await mkdir(inside('dir'));
-        const unchanged = await fixture.watchOutside();
+        const unchanged = await escape.fixture.watchOutside();
         swapAfterResolve(ws, async () => {
           await rename(inside('dir'), inside('dir-before'));
-          await symlink(fixture.outside, inside('dir'));
+          await symlink(escape.fixture.outside, inside('dir'));
         });
         expect((await refusal(ws.writeFile(`dir/${name}`, Buffer.from('pwned')))).message).toMatch(CHANGED);
         await unchanged();
@@ -440,12 +424,12 @@ describe.each([
 
     it('refuses to write when a grandparent now leads outside', async () => {
       await mkdir(inside('a', 'dir'), { recursive: true });
-      await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
-      await writeFile(path.join(fixture.outside, 'a', 'dir', 'secret.txt'), 'OUTSIDE');
-      const unchanged = await fixture.watchOutside();
+      await mkdir(path.join(escape.fixture.outside, 'a', 'dir'), { recursive: true });
+      await writeFile(path.join(escape.fixture.outside, 'a', 'dir', 'secret.txt'), 'OUTSIDE');
+      const unchanged = await escape.fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rename(inside('a'), inside('a-before'));
-        await symlink(path.join(fixture.outside, 'a'), inside('a'));
+        await symlink(path.join(escape.fixture.outside, 'a'), inside('a'));
       });
       expect((await refusal(ws.writeFile('a/dir/secret.txt', Buffer.from('pwned')))).message).toMatch(
         CHANGED,
@@ -455,8 +439,8 @@ describe.each([
 
     it('refuses to write over a file that is now a link, leaving the link and its target alone', async () => {
       await writeFile(inside('file.txt'), 'inside');
-      const target = path.join(fixture.outside, 'secret.txt');
-      const unchanged = await fixture.watchOutside();
+      const target = path.join(escape.fixture.outside, 'secret.txt');
+      const unchanged = await escape.fixture.watchOutside();
       swapAfterResolve(ws, async () => {
         await rm(inside('file.txt'));
         await symlink(target, inside('file.txt'));
@@ -468,9 +452,9 @@ describe.each([
     });
 
     it('refuses to create directories through one that is now a link to outside', async () => {
-      const unchanged = await fixture.watchOutside();
+      const unchanged = await escape.fixture.watchOutside();
       swapAfterResolve(ws, async () => {
-        await symlink(fixture.outside, inside('new'));
+        await symlink(escape.fixture.outside, inside('new'));
       });
       const attempt = ws.writeFile('new/deeper/file.txt', Buffer.from('pwned'), { createDirectories: true });
       expect((await refusal(attempt)).message).toMatch(CHANGED);
@@ -482,12 +466,12 @@ describe.each([
     it('lists, reads and descends through itself, or refuses, once its path leads outside', async () => {
       await mkdir(inside('dir', 'sub'), { recursive: true });
       await writeFile(inside('dir', 'secret.txt'), 'inside');
-      await mkdir(path.join(fixture.outside, 'sub'), { recursive: true });
-      const unchanged = await fixture.watchOutside();
+      await mkdir(path.join(escape.fixture.outside, 'sub'), { recursive: true });
+      const unchanged = await escape.fixture.watchOutside();
       const directory = await ws.openDirectory('dir');
       try {
         await rename(inside('dir'), inside('dir-before'));
-        await symlink(fixture.outside, inside('dir'));
+        await symlink(escape.fixture.outside, inside('dir'));
         if (descriptorPaths) {
           expect((await directory.entries()).map((entry) => entry.name).sort()).toEqual([
             'secret.txt',
@@ -570,8 +554,8 @@ describe.each([
     });
 
     it('replaces a hard link to a file outside without changing that file', async () => {
-      await link(path.join(fixture.outside, 'secret.txt'), inside('hard.txt'));
-      const unchanged = await fixture.watchOutside();
+      await link(path.join(escape.fixture.outside, 'secret.txt'), inside('hard.txt'));
+      const unchanged = await escape.fixture.watchOutside();
       await ws.writeFile('hard.txt', Buffer.from('replaced'));
       await expect(readFile(inside('hard.txt'), 'utf8')).resolves.toBe('replaced');
       await unchanged();
@@ -614,8 +598,8 @@ describe.each([
     });
 
     it('refuses a dangling link to outside and creates nothing there', async () => {
-      await symlink(path.join(fixture.outside, 'created.txt'), inside('dangling.txt'));
-      const unchanged = await fixture.watchOutside();
+      await symlink(path.join(escape.fixture.outside, 'created.txt'), inside('dangling.txt'));
+      const unchanged = await escape.fixture.watchOutside();
       expect((await refusal(ws.writeFile('dangling.txt', Buffer.from('x')))).message).toMatch(
         /goes through a symbolic link whose target does not exist/,
       );

@@ -1,43 +1,31 @@
 import { chmod, link, lstat, readFile, rename, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import { EDIT_FILE_MAX_BYTES, editFile } from '../../../src/tools/builtin/edit-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { MemoryIdempotencyStore, runOnce } from '../../../src/tools/idempotency.js';
 import {
-  createEscapeFixture,
   OUTSIDE_SECRET,
-  SpecialFiles,
   swapAfterResolve,
   traversals,
+  useEscapeFixture,
 } from '../../support/escape-fixture.js';
-import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
 import { ok, toolError } from '../../support/observations.js';
 
-let fixture: EscapeFixture;
-let files: SpecialFiles;
-let inside: (...parts: string[]) => string;
+const escape = useEscapeFixture('edit-file');
+const { inside } = escape;
 
 beforeEach(async () => {
-  fixture = await createEscapeFixture('edit-file');
-  files = new SpecialFiles();
-  inside = (...parts) => path.join(fixture.root, ...parts);
   await writeFile(
     inside('code.ts'),
     'const alpha = 1;\nconst beta = 2;\n\nfunction f() {\n  return alpha + beta;\n}\n',
   );
 });
 
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await files.release();
-  await fixture.cleanup();
-});
-
 function edit(args: Record<string, unknown>): Promise<Observation> {
-  return runBuiltin(fixture.workspace, 'edit_file', args);
+  return runBuiltin(escape.fixture.workspace, 'edit_file', args);
 }
 
 const read = (...parts: string[]): Promise<string> => readFile(inside(...parts), 'utf8');
@@ -144,7 +132,7 @@ describe('editFile', () => {
     const store = new MemoryIdempotencyStore();
     const context: ToolContext = {
       signal: new AbortController().signal,
-      workspace: fixture.workspace,
+      workspace: escape.fixture.workspace,
       callId: 'call_1',
       idempotencyKey: 'run:call_1',
       heartbeat: () => undefined,
@@ -204,8 +192,8 @@ describe('editFile', () => {
 
   describe('stays inside the workspace', () => {
     it('refuses or finds nothing at every spelling of a path outside, changing nothing there', async () => {
-      const unchanged = await fixture.watchOutside();
-      for (const [requested, outcome] of traversals(fixture)) {
+      const unchanged = await escape.fixture.watchOutside();
+      for (const [requested, outcome] of traversals(escape.fixture)) {
         const observation = await edit({ path: requested, oldText: OUTSIDE_SECRET, newText: 'pwned' });
         expect(observation, requested).toMatchObject({ ok: false, error: 'tool_error' });
         const message = observation.ok ? '' : observation.message;
@@ -216,10 +204,10 @@ describe('editFile', () => {
     });
 
     it('refuses links to files outside, directly or through a chain', async () => {
-      await symlink(path.join(fixture.outside, 'secret.txt'), inside('link.txt'));
-      await symlink(path.join(fixture.outside, 'dir'), inside('hop2'));
+      await symlink(path.join(escape.fixture.outside, 'secret.txt'), inside('link.txt'));
+      await symlink(path.join(escape.fixture.outside, 'dir'), inside('hop2'));
       await symlink('hop2', inside('hop1'));
-      const unchanged = await fixture.watchOutside();
+      const unchanged = await escape.fixture.watchOutside();
       for (const requested of ['link.txt', 'hop1/secret.txt']) {
         expect(await edit({ path: requested, oldText: OUTSIDE_SECRET, newText: 'pwned' })).toEqual(
           toolError(
@@ -243,8 +231,8 @@ describe('editFile', () => {
 
     it('refuses /dev/zero through a link, a named pipe and a socket', { timeout: 10_000 }, async () => {
       await symlink('/dev/zero', inside('zero'));
-      files.fifo(inside('pipe'));
-      await files.socket(inside('sock'));
+      escape.files.fifo(inside('pipe'));
+      await escape.files.socket(inside('sock'));
       expect(await edit({ path: 'zero', oldText: 'a', newText: 'b' })).toEqual(
         toolError('Path refused: "zero" goes through a symbolic link that leads outside the workspace'),
       );
@@ -257,15 +245,15 @@ describe('editFile', () => {
     });
 
     it('refuses a character device inside the workspace', async (context) => {
-      if (!files.characterDevice(inside('device'))) context.skip('making a device needs root');
+      if (!escape.files.characterDevice(inside('device'))) context.skip('making a device needs root');
       expect(await edit({ path: 'device', oldText: 'a', newText: 'b' })).toEqual(
         toolError('device is not a regular file but a character device; only regular files can be opened'),
       );
     });
 
     it('edits a hard link to a file outside without changing that file', async () => {
-      await link(path.join(fixture.outside, 'secret.txt'), inside('hard.txt'));
-      const unchanged = await fixture.watchOutside();
+      await link(path.join(escape.fixture.outside, 'secret.txt'), inside('hard.txt'));
+      const unchanged = await escape.fixture.watchOutside();
       expect(await edit({ path: 'hard.txt', oldText: 'SECRET', newText: 'public' })).toMatchObject({
         ok: true,
       });
@@ -280,13 +268,13 @@ describe('editFile', () => {
       'refuses when the directory is swapped for a link to outside just before the %s',
       async (_step, afterCall) => {
         await writeFile(inside('src', 'secret.txt'), OUTSIDE_SECRET);
-        await writeFile(path.join(fixture.outside, 'secret.txt'), OUTSIDE_SECRET);
-        const unchanged = await fixture.watchOutside();
+        await writeFile(path.join(escape.fixture.outside, 'secret.txt'), OUTSIDE_SECRET);
+        const unchanged = await escape.fixture.watchOutside();
         swapAfterResolve(
-          fixture.workspace,
+          escape.fixture.workspace,
           async () => {
             await rename(inside('src'), inside('src-before'));
-            await symlink(fixture.outside, inside('src'));
+            await symlink(escape.fixture.outside, inside('src'));
           },
           afterCall,
         );
@@ -301,7 +289,7 @@ describe('editFile', () => {
     );
 
     it('refuses when the file changed between its read and the write', async () => {
-      const workspace = fixture.workspace;
+      const workspace = escape.fixture.workspace;
       const readFileOfWorkspace = workspace.readFile.bind(workspace);
       vi.spyOn(workspace, 'readFile').mockImplementation(async (relativePath, options) => {
         const result = await readFileOfWorkspace(relativePath, options);

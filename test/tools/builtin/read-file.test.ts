@@ -3,19 +3,17 @@ import { closeSync, constants, openSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import { READ_FILE_MAX_BYTES, readFile } from '../../../src/tools/builtin/read-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { Workspace } from '../../../src/tools/workspace.js';
 import {
-  createEscapeFixture,
   OUTSIDE_SECRET,
-  SpecialFiles,
   swapAfterResolve,
   traversals,
+  useEscapeFixture,
 } from '../../support/escape-fixture.js';
-import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
 import { ok, toolError } from '../../support/observations.js';
 
@@ -191,27 +189,14 @@ describe('readFile', () => {
 });
 
 describe('readFile stays inside the workspace', () => {
-  let fixture: EscapeFixture;
-  let files: SpecialFiles;
-  let inside: (...parts: string[]) => string;
-
-  beforeEach(async () => {
-    fixture = await createEscapeFixture('read-file-escape');
-    files = new SpecialFiles();
-    inside = (...parts) => path.join(fixture.root, ...parts);
-  });
-
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await files.release();
-    await fixture.cleanup();
-  });
+  const escape = useEscapeFixture('read-file-escape');
+  const { inside } = escape;
 
   const readInFixture = (args: Record<string, unknown>): Promise<Observation> =>
-    runBuiltin(fixture.workspace, 'read_file', args);
+    runBuiltin(escape.fixture.workspace, 'read_file', args);
 
   it('refuses or finds nothing at every spelling of a path outside', async () => {
-    for (const [requested, outcome] of traversals(fixture)) {
+    for (const [requested, outcome] of traversals(escape.fixture)) {
       const observation = await readInFixture({ path: requested });
       expect(observation, requested).toMatchObject({ ok: false, error: 'tool_error' });
       const message = observation.ok ? '' : observation.message;
@@ -231,8 +216,8 @@ describe('readFile stays inside the workspace', () => {
   });
 
   it('refuses links to outside, directly and through a chain of links', async () => {
-    await symlink(path.join(fixture.outside, 'secret.txt'), inside('link.txt'));
-    await symlink(path.join(fixture.outside, 'dir'), inside('hop2'));
+    await symlink(path.join(escape.fixture.outside, 'secret.txt'), inside('link.txt'));
+    await symlink(path.join(escape.fixture.outside, 'dir'), inside('hop2'));
     await symlink('hop2', inside('hop1'));
     await symlink('hop1/secret.txt', inside('hop0.txt'));
     for (const requested of ['link.txt', 'hop1/secret.txt', 'hop0.txt']) {
@@ -246,8 +231,8 @@ describe('readFile stays inside the workspace', () => {
 
   it('refuses /dev/zero through a link, and a device, a socket and a named pipe inside', async (context) => {
     await symlink('/dev/zero', inside('zero-link'));
-    await files.socket(inside('sock'));
-    files.fifo(inside('pipe'));
+    await escape.files.socket(inside('sock'));
+    escape.files.fifo(inside('pipe'));
     expect(await readInFixture({ path: 'zero-link' })).toEqual(
       toolError('Path refused: "zero-link" goes through a symbolic link that leads outside the workspace'),
     );
@@ -257,7 +242,7 @@ describe('readFile stays inside the workspace', () => {
     expect(await readInFixture({ path: 'pipe' })).toEqual(
       toolError('pipe is not a regular file but a named pipe; only regular files can be opened'),
     );
-    if (!files.characterDevice(inside('zero'))) context.skip('making a device needs root');
+    if (!escape.files.characterDevice(inside('zero'))) context.skip('making a device needs root');
     expect(await readInFixture({ path: 'zero' })).toEqual(
       toolError('zero is not a regular file but a character device; only regular files can be opened'),
     );
@@ -266,9 +251,9 @@ describe('readFile stays inside the workspace', () => {
   it('refuses a file whose directory is swapped for a link to outside after the check', async () => {
     await mkdir(inside('dir'));
     await writeFile(inside('dir', 'secret.txt'), 'inside');
-    swapAfterResolve(fixture.workspace, async () => {
+    swapAfterResolve(escape.fixture.workspace, async () => {
       await rename(inside('dir'), inside('dir-before'));
-      await symlink(path.join(fixture.outside), inside('dir'));
+      await symlink(path.join(escape.fixture.outside), inside('dir'));
     });
     expect(await readInFixture({ path: 'dir/secret.txt' })).toEqual(
       toolError(
@@ -281,11 +266,11 @@ describe('readFile stays inside the workspace', () => {
   it('refuses a file whose grandparent is swapped for a link to outside after the check', async () => {
     await mkdir(inside('a', 'dir'), { recursive: true });
     await writeFile(inside('a', 'dir', 'secret.txt'), 'inside');
-    await mkdir(path.join(fixture.outside, 'a', 'dir'), { recursive: true });
-    await writeFile(path.join(fixture.outside, 'a', 'dir', 'secret.txt'), OUTSIDE_SECRET);
-    swapAfterResolve(fixture.workspace, async () => {
+    await mkdir(path.join(escape.fixture.outside, 'a', 'dir'), { recursive: true });
+    await writeFile(path.join(escape.fixture.outside, 'a', 'dir', 'secret.txt'), OUTSIDE_SECRET);
+    swapAfterResolve(escape.fixture.workspace, async () => {
       await rename(inside('a'), inside('a-before'));
-      await symlink(path.join(fixture.outside, 'a'), inside('a'));
+      await symlink(path.join(escape.fixture.outside, 'a'), inside('a'));
     });
     const observation = await readInFixture({ path: 'a/dir/secret.txt' });
     expect(observation).toMatchObject({ ok: false, error: 'tool_error' });

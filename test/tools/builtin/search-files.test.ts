@@ -1,6 +1,6 @@
 import { mkdir, rename, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import {
   SEARCH_FILES_MAX_FILE_BYTES,
@@ -11,13 +11,11 @@ import {
 } from '../../../src/tools/builtin/search-files.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import {
-  createEscapeFixture,
   OUTSIDE_SECRET,
-  SpecialFiles,
   swapBeforeOpeningSubdirectory,
   traversals,
+  useEscapeFixture,
 } from '../../support/escape-fixture.js';
-import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
 import { toolError } from '../../support/observations.js';
 
@@ -28,14 +26,10 @@ import { toolError } from '../../support/observations.js';
  *   ws/docs/readme.md        alpha on line 1
  *   ws/.git/config, ws/node_modules/dep/index.js, ws/.keel/state.json   all mention alpha
  */
-let fixture: EscapeFixture;
-let files: SpecialFiles;
-let inside: (...parts: string[]) => string;
+const escape = useEscapeFixture('search-files');
+const { inside } = escape;
 
 beforeEach(async () => {
-  fixture = await createEscapeFixture('search-files');
-  files = new SpecialFiles();
-  inside = (...parts) => path.join(fixture.root, ...parts);
   const layout: Record<string, string> = {
     'src/a.ts': 'const alpha = 1;\nconst beta = 2;\n// alpha again\n',
     'src/b.tsx': 'export {};\nconst Alpha = <div />;\n',
@@ -50,14 +44,8 @@ beforeEach(async () => {
   }
 });
 
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await files.release();
-  await fixture.cleanup();
-});
-
 function search(args: Record<string, unknown>): Promise<Observation> {
-  return runBuiltin(fixture.workspace, 'search_files', args);
+  return runBuiltin(escape.fixture.workspace, 'search_files', args);
 }
 
 /** The output of a search that must succeed. */
@@ -70,7 +58,7 @@ async function output(args: Record<string, unknown>): Promise<string> {
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     signal: new AbortController().signal,
-    workspace: fixture.workspace,
+    workspace: escape.fixture.workspace,
     callId: 'call_1',
     idempotencyKey: 'run:call_1',
     heartbeat: () => undefined,
@@ -280,7 +268,7 @@ describe('searchFiles', () => {
 
   describe('stays inside the workspace', () => {
     it('refuses every spelling of a directory outside as path', async () => {
-      for (const [requested, outcome] of traversals(fixture)) {
+      for (const [requested, outcome] of traversals(escape.fixture)) {
         const observation = await search({ pattern: OUTSIDE_SECRET, path: requested });
         expect(observation, requested).toMatchObject({ ok: false, error: 'tool_error' });
         const message = observation.ok ? '' : observation.message;
@@ -295,12 +283,12 @@ describe('searchFiles', () => {
     });
 
     it('does not follow symbolic links, to files, directories or devices', { timeout: 10_000 }, async () => {
-      await symlink(path.join(fixture.outside, 'secret.txt'), inside('secret-link.txt'));
-      await symlink(fixture.outside, inside('escape'));
+      await symlink(path.join(escape.fixture.outside, 'secret.txt'), inside('secret-link.txt'));
+      await symlink(escape.fixture.outside, inside('escape'));
       await symlink('/dev/zero', inside('zero'));
       await symlink('src', inside('source'));
-      files.fifo(inside('pipe'));
-      await files.socket(inside('sock'));
+      escape.files.fifo(inside('pipe'));
+      await escape.files.socket(inside('sock'));
       expect(await output({ pattern: OUTSIDE_SECRET })).toBe(
         `No matches for ${JSON.stringify(OUTSIDE_SECRET)} in . (5 files searched)`,
       );
@@ -308,8 +296,8 @@ describe('searchFiles', () => {
     });
 
     it('refuses a link outside, a named pipe or a device given as path', { timeout: 10_000 }, async () => {
-      await symlink(fixture.outside, inside('escape'));
-      files.fifo(inside('pipe'));
+      await symlink(escape.fixture.outside, inside('escape'));
+      escape.files.fifo(inside('pipe'));
       expect(await search({ pattern: 'x', path: 'escape' })).toEqual(
         toolError('Path refused: "escape" goes through a symbolic link that leads outside the workspace'),
       );
@@ -321,10 +309,10 @@ describe('searchFiles', () => {
     it('skips a directory swapped for a link to outside while it searches', async () => {
       await mkdir(inside('sub'));
       await writeFile(inside('sub', 'file.txt'), 'nothing here');
-      await writeFile(path.join(fixture.outside, 'file.txt'), OUTSIDE_SECRET);
+      await writeFile(path.join(escape.fixture.outside, 'file.txt'), OUTSIDE_SECRET);
       swapBeforeOpeningSubdirectory('sub', async () => {
         await rename(inside('sub'), inside('sub-before'));
-        await symlink(fixture.outside, inside('sub'));
+        await symlink(escape.fixture.outside, inside('sub'));
       });
       const result = await output({ pattern: OUTSIDE_SECRET });
       expect(result).not.toContain(`:1: ${OUTSIDE_SECRET}`);

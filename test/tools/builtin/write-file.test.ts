@@ -11,40 +11,25 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import { WRITE_FILE_MAX_BYTES, writeFile as writeFileTool } from '../../../src/tools/builtin/write-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { MemoryIdempotencyStore, runOnce } from '../../../src/tools/idempotency.js';
 import {
-  createEscapeFixture,
   OUTSIDE_SECRET,
-  SpecialFiles,
   swapAfterResolve,
   traversals,
+  useEscapeFixture,
 } from '../../support/escape-fixture.js';
-import type { EscapeFixture } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
 import { ok, toolError } from '../../support/observations.js';
 
-let fixture: EscapeFixture;
-let files: SpecialFiles;
-let inside: (...parts: string[]) => string;
-
-beforeEach(async () => {
-  fixture = await createEscapeFixture('write-file');
-  files = new SpecialFiles();
-  inside = (...parts) => path.join(fixture.root, ...parts);
-});
-
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await files.release();
-  await fixture.cleanup();
-});
+const escape = useEscapeFixture('write-file');
+const { inside } = escape;
 
 function write(args: Record<string, unknown>): Promise<Observation> {
-  return runBuiltin(fixture.workspace, 'write_file', args);
+  return runBuiltin(escape.fixture.workspace, 'write_file', args);
 }
 
 describe('writeFile', () => {
@@ -87,7 +72,7 @@ describe('writeFile', () => {
     const store = new MemoryIdempotencyStore();
     const context: ToolContext = {
       signal: new AbortController().signal,
-      workspace: fixture.workspace,
+      workspace: escape.fixture.workspace,
       callId: 'call_1',
       idempotencyKey: 'run:call_1',
       heartbeat: () => undefined,
@@ -135,28 +120,28 @@ describe('writeFile', () => {
     await chmod(inside('notes.txt'), 0o640);
     await write({ path: 'notes.txt', content: 'x' });
     expect((await stat(inside('notes.txt'))).mode & 0o777).toBe(0o640);
-    expect((await readdir(fixture.root)).sort()).toEqual(['notes.txt', 'src']);
+    expect((await readdir(escape.fixture.root)).sort()).toEqual(['notes.txt', 'src']);
   });
 
   describe('stays inside the workspace', () => {
     it('refuses or takes literally every spelling of a path outside, changing nothing there', async () => {
-      const unchanged = await fixture.watchOutside();
-      for (const [requested, outcome] of traversals(fixture)) {
+      const unchanged = await escape.fixture.watchOutside();
+      for (const [requested, outcome] of traversals(escape.fixture)) {
         const observation = await write({ path: requested, content: 'pwned', createDirectories: true });
         if ('refused' in outcome) {
           expect(observation, requested).toMatchObject({ ok: false, error: 'tool_error' });
           expect(observation.ok ? '' : observation.message, requested).toMatch(outcome.refused);
         } else {
           expect(observation, requested).toEqual(ok(`Created ${requested} (5 bytes written)`));
-          await expect(readFile(path.join(fixture.root, requested), 'utf8')).resolves.toBe('pwned');
+          await expect(readFile(path.join(escape.fixture.root, requested), 'utf8')).resolves.toBe('pwned');
         }
       }
       await unchanged();
     });
 
     it('refuses to write through a symbolic link to a file outside', async () => {
-      await symlink(path.join(fixture.outside, 'secret.txt'), inside('link.txt'));
-      const unchanged = await fixture.watchOutside();
+      await symlink(path.join(escape.fixture.outside, 'secret.txt'), inside('link.txt'));
+      const unchanged = await escape.fixture.watchOutside();
       expect(await write({ path: 'link.txt', content: 'pwned' })).toEqual(
         toolError('Path refused: "link.txt" goes through a symbolic link that leads outside the workspace'),
       );
@@ -164,9 +149,9 @@ describe('writeFile', () => {
     });
 
     it('refuses to write through a chain of links that ends outside', async () => {
-      await symlink(path.join(fixture.outside, 'dir'), inside('hop2'));
+      await symlink(path.join(escape.fixture.outside, 'dir'), inside('hop2'));
       await symlink('hop2', inside('hop1'));
-      const unchanged = await fixture.watchOutside();
+      const unchanged = await escape.fixture.watchOutside();
       expect(await write({ path: 'hop1/secret.txt', content: 'pwned' })).toEqual(
         toolError(
           'Path refused: "hop1/secret.txt" goes through a symbolic link that leads outside the workspace',
@@ -176,8 +161,8 @@ describe('writeFile', () => {
     });
 
     it('refuses a dangling link to outside and creates nothing there', async () => {
-      await symlink(path.join(fixture.outside, 'created.txt'), inside('dangling.txt'));
-      const unchanged = await fixture.watchOutside();
+      await symlink(path.join(escape.fixture.outside, 'created.txt'), inside('dangling.txt'));
+      const unchanged = await escape.fixture.watchOutside();
       expect(await write({ path: 'dangling.txt', content: 'pwned' })).toEqual(
         toolError('Path refused: "dangling.txt" goes through a symbolic link whose target does not exist'),
       );
@@ -207,21 +192,21 @@ describe('writeFile', () => {
     });
 
     it('refuses a named pipe without waiting for a reader', { timeout: 10_000 }, async () => {
-      files.fifo(inside('pipe'));
+      escape.files.fifo(inside('pipe'));
       expect(await write({ path: 'pipe', content: 'x' })).toEqual(
         toolError('pipe is a named pipe, not a regular file; it was not written'),
       );
     });
 
     it('refuses a socket', async () => {
-      await files.socket(inside('sock'));
+      await escape.files.socket(inside('sock'));
       expect(await write({ path: 'sock', content: 'x' })).toEqual(
         toolError('sock is a socket, not a regular file; it was not written'),
       );
     });
 
     it('refuses a character device inside the workspace', async (context) => {
-      if (!files.characterDevice(inside('zero'))) context.skip('making a device needs root');
+      if (!escape.files.characterDevice(inside('zero'))) context.skip('making a device needs root');
       expect(await write({ path: 'zero', content: 'x' })).toEqual(
         toolError('zero is a character device, not a regular file; it was not written'),
       );
@@ -229,21 +214,23 @@ describe('writeFile', () => {
     });
 
     it('replaces a hard link to a file outside without changing that file', async () => {
-      await link(path.join(fixture.outside, 'secret.txt'), inside('hard.txt'));
-      const unchanged = await fixture.watchOutside();
+      await link(path.join(escape.fixture.outside, 'secret.txt'), inside('hard.txt'));
+      const unchanged = await escape.fixture.watchOutside();
       expect(await write({ path: 'hard.txt', content: 'replaced' })).toEqual(
         ok('Replaced hard.txt (8 bytes written)'),
       );
       await unchanged();
-      await expect(readFile(path.join(fixture.outside, 'secret.txt'), 'utf8')).resolves.toBe(OUTSIDE_SECRET);
+      await expect(readFile(path.join(escape.fixture.outside, 'secret.txt'), 'utf8')).resolves.toBe(
+        OUTSIDE_SECRET,
+      );
     });
 
     it('refuses to write into a directory swapped for a link to outside after the check', async () => {
       await mkdir(inside('dir'));
-      const unchanged = await fixture.watchOutside();
-      swapAfterResolve(fixture.workspace, async () => {
+      const unchanged = await escape.fixture.watchOutside();
+      swapAfterResolve(escape.fixture.workspace, async () => {
         await rename(inside('dir'), inside('dir-before'));
-        await symlink(fixture.outside, inside('dir'));
+        await symlink(escape.fixture.outside, inside('dir'));
       });
       const observation = await write({ path: 'dir/secret.txt', content: 'pwned' });
       expect(observation).toMatchObject({ ok: false, error: 'tool_error' });
@@ -255,8 +242,8 @@ describe('writeFile', () => {
     });
 
     it('refuses to create directories under one swapped for a link to outside after the check', async () => {
-      const unchanged = await fixture.watchOutside();
-      swapAfterResolve(fixture.workspace, () => symlink(fixture.outside, inside('new')));
+      const unchanged = await escape.fixture.watchOutside();
+      swapAfterResolve(escape.fixture.workspace, () => symlink(escape.fixture.outside, inside('new')));
       const observation = await write({ path: 'new/dir/x.txt', content: 'pwned', createDirectories: true });
       expect(observation.ok ? '' : observation.message).toMatch(/changed while it was being opened/);
       await unchanged();
@@ -264,8 +251,8 @@ describe('writeFile', () => {
 
     it('writes the real file even when a directory elsewhere is swapped meanwhile', async () => {
       await writeFile(inside('src', 'keep.ts'), 'keep');
-      swapAfterResolve(fixture.workspace, async () => {
-        await symlink(fixture.outside, inside('elsewhere'));
+      swapAfterResolve(escape.fixture.workspace, async () => {
+        await symlink(escape.fixture.outside, inside('elsewhere'));
       });
       expect(await write({ path: 'src/keep.ts', content: 'changed' })).toEqual(
         ok('Replaced src/keep.ts (7 bytes written)'),
