@@ -7,7 +7,9 @@ import { formatIssues } from './contract/format-issues.js';
 import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';
+import { taskQueueFromEnvironment } from './config.js';
 import type { RunState } from './contract/run-state.js';
+import { shorten } from './contract/text.js';
 import { stateQuery } from './workflows/messages.js';
 import type { agentRun } from './workflows/agent-run.js';
 
@@ -37,9 +39,7 @@ export class KeelClient {
   ) {}
 
   /** Connects with the standard Temporal environment settings (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, …). */
-  static async connect(
-    taskQueue = process.env.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
-  ): Promise<KeelClient> {
+  static async connect(taskQueue = taskQueueFromEnvironment()): Promise<KeelClient> {
     const { connectionOptions, namespace } = loadClientConnectConfig();
     const connection = await Connection.connect(connectionOptions);
     return new KeelClient(new Client({ connection, namespace: namespace ?? 'default' }), taskQueue);
@@ -95,7 +95,7 @@ export class KeelClient {
 
 /** What the UI shows as the run's details: the whole task (shortened if huge) and what was set. */
 function startDetails(input: RunInput): string {
-  const task = input.task.length > 4_000 ? input.task.slice(0, 3_999) + '…' : input.task;
+  const task = shorten(input.task, 4_000);
   const settings = [
     input.model !== undefined ? `model \`${input.model}\`` : undefined,
     input.maxTurns !== undefined ? `max turns ${input.maxTurns}` : undefined,
@@ -105,6 +105,5 @@ function startDetails(input: RunInput): string {
 }
 
 function firstLine(text: string): string {
-  const line = text.trim().split('\n', 1)[0] ?? '';
-  return line.length > 200 ? line.slice(0, 199) + '…' : line;
+  return shorten(text.trim().split('\n', 1)[0] ?? '', 200);
 }

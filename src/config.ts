@@ -88,6 +88,11 @@ export const workerVariables = {
   KEEL_SHUTDOWN_GRACE_SECONDS: secondsOr(10, 0),
 };
 
+/** `KEEL_TASK_QUEUE`, else `keel`: the queue workers poll and clients start runs on. */
+export function taskQueueFromEnvironment(environment: NodeJS.ProcessEnv = process.env): string {
+  return workerVariables.KEEL_TASK_QUEUE.parse('KEEL_TASK_QUEUE', environment.KEEL_TASK_QUEUE);
+}
+
 /** Reads and checks {@link WorkerConfig}. */
 export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = process.env): WorkerConfig {
   const model = modelConfigFromEnvironment(environment);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { KeelClient } from '../client.js';
 import { unreachableTemporal } from '../config-error.js';
-import { DEFAULT_TASK_QUEUE } from '../contract/defaults.js';
+import { taskQueueFromEnvironment } from '../config.js';
 import { resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 
@@ -40,7 +40,7 @@ export function dataDirectory(): string {
 
 /** The task queue from `--task-queue`, else `KEEL_TASK_QUEUE`, else `keel`. */
 export function taskQueueOf(option: string | undefined): string {
-  return option?.trim() || process.env.KEEL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE;
+  return option?.trim() || taskQueueFromEnvironment();
 }
 
 /** A client on the target cluster, and how to let go of it. */

@@ -1,4 +1,5 @@
 import type { Observation } from '../contract/observation.js';
+import { shorten } from '../contract/text.js';
 import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
 import type { RunEvent, RunState } from '../contract/run-state.js';
 import type { ModelTurn } from '../contract/model-turn.js';
@@ -10,7 +11,7 @@ const PREVIEW = 160;
 /** Text shortened to one line of at most `length` characters. */
 export function preview(text: string, length = PREVIEW): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > length ? line.slice(0, length - 1) + '…' : line;
+  return shorten(line, length);
 }
 
 /** Appends an event (numbered after the last one) and forgets the oldest beyond the kept number. */

@@ -1,3 +1,4 @@
+import { shorten } from '../contract/text.js';
 import type { ToolCall } from '../contract/tool-call.js';
 
 const MAX_SUMMARY = 80;
@@ -18,5 +19,5 @@ export function toolCallSummary(call: ToolCall): string {
     detail = ' (invalid arguments)';
   }
   const summary = `${call.name}${detail}`;
-  return summary.length > MAX_SUMMARY ? summary.slice(0, MAX_SUMMARY - 1) + '…' : summary;
+  return shorten(summary, MAX_SUMMARY);
 }
