@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import type { UpdateDefinition } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
@@ -10,12 +17,24 @@ import type { RunResult } from './contract/run-result.js';
 import { taskQueueFromEnvironment } from './config.js';
 import type { RunState } from './contract/run-state.js';
 import { shorten } from './contract/text.js';
-import { stateQuery } from './workflows/messages.js';
+import type { ApprovalDecision, SendReceipt } from './contract/run-messages.js';
+import {
+  approveUpdate,
+  endSessionUpdate,
+  rejectUpdate,
+  sendUpdate,
+  stateQuery,
+} from './workflows/messages.js';
 import type { agentRun } from './workflows/agent-run.js';
 
 /** A run input was refused before anything was started. */
 export class InvalidRunInputError extends Error {
   override name = 'InvalidRunInputError';
+}
+
+/** A run refused an update (approve, reject, send, endSession): the reason says why. Nothing changed. */
+export class RunUpdateRefusedError extends Error {
+  override name = 'RunUpdateRefusedError';
 }
 
 /** Options for {@link KeelClient.startRun}. */
@@ -88,6 +107,68 @@ export class KeelClient {
     await this.handle(runId).cancel();
   }
 
+  /**
+   * Lets a call that waits for approval run. With `arguments`, it runs with those instead (checked
+   * against the tool's schema first; the model is told). Throws {@link RunUpdateRefusedError} for an
+   * unknown or already decided call or invalid arguments.
+   */
+  async approveCall(
+    runId: string,
+    callId: string,
+    options: { arguments?: Record<string, unknown>; note?: string } = {},
+  ): Promise<ApprovalDecision> {
+    return this.update(runId, approveUpdate, { callId, ...options });
+  }
+
+  /** Refuses a call that waits for approval; the model sees `reason`. */
+  async rejectCall(runId: string, callId: string, reason?: string): Promise<ApprovalDecision> {
+    return this.update(runId, rejectUpdate, { callId, ...(reason !== undefined ? { reason } : {}) });
+  }
+
+  /**
+   * Sends the run a user message. It reaches the model at the next turn boundary; a session that
+   * waits for a message starts a turn at once. Refused once the run has ended.
+   */
+  async sendMessage(runId: string, text: string): Promise<SendReceipt> {
+    return this.update(runId, sendUpdate, { text });
+  }
+
+  /** Ends a session: at once when it is idle, else after the answer it is working on. */
+  async endSession(runId: string): Promise<void> {
+    await this.update(runId, endSessionUpdate);
+  }
+
+  /** Runs an update; a refusal (validator or handler) becomes a {@link RunUpdateRefusedError}. */
+  private async update<Ret>(runId: string, definition: UpdateDefinition<Ret, []>): Promise<Ret>;
+  private async update<Ret, Arg>(
+    runId: string,
+    definition: UpdateDefinition<Ret, [Arg]>,
+    arg: Arg,
+  ): Promise<Ret>;
+  private async update<Ret, Arg>(
+    runId: string,
+    definition: UpdateDefinition<Ret, [Arg]> | UpdateDefinition<Ret, []>,
+    ...args: [Arg] | []
+  ): Promise<Ret> {
+    try {
+      const handle = this.handle(runId);
+      return await (args.length === 0
+        ? handle.executeUpdate<Ret, []>(definition.name)
+        : handle.executeUpdate<Ret, [Arg]>(definition.name, { args: args }));
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) {
+        const cause = error.cause;
+        throw new RunUpdateRefusedError(cause?.message ?? error.message);
+      }
+      if (error instanceof WorkflowNotFoundError) {
+        throw new RunUpdateRefusedError(
+          /completed/i.test(error.message) ? `Run ${runId} has ended` : `There is no run ${runId}`,
+        );
+      }
+      throw error;
+    }
+  }
+
   private handle(runId: string): WorkflowHandle<typeof agentRun> {
     return this.temporal.workflow.getHandle<typeof agentRun>(runId);
   }
@@ -100,6 +181,14 @@ function startDetails(input: RunInput): string {
     input.model !== undefined ? `model \`${input.model}\`` : undefined,
     input.maxTurns !== undefined ? `max turns ${input.maxTurns}` : undefined,
     input.tools !== undefined ? `tools ${input.tools.map((tool) => `\`${tool}\``).join(', ')}` : undefined,
+    input.session ? 'session' : undefined,
+    input.conversation === 'stateless' ? 'stateless' : undefined,
+    input.approvalTools !== undefined
+      ? `approval for ${input.approvalTools.map((tool) => `\`${tool}\``).join(', ')}`
+      : undefined,
+    input.maxTotalTokens !== undefined ? `max tokens ${input.maxTotalTokens}` : undefined,
+    input.maxCostUsd !== undefined ? `max cost $${input.maxCostUsd}` : undefined,
+    input.maxDurationSeconds !== undefined ? `max time ${input.maxDurationSeconds}s` : undefined,
   ].filter((setting) => setting !== undefined);
   return `**Task**\n\n${task}${settings.length > 0 ? `\n\n${settings.join(' · ')}` : ''}`;
 }

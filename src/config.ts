@@ -6,9 +6,12 @@ import {
   DEFAULT_TASK_QUEUE,
   TOOL_NAME_PATTERN,
 } from './contract/defaults.js';
-import { RunLimits } from './contract/run-input.js';
+import { z } from 'zod';
+import { RunBudgets, RunLimits } from './contract/run-input.js';
+import { ModelPrice } from './contract/usage.js';
 import {
   flagOr,
+  optionalJson,
   optionalList,
   optionalNames,
   optionalNumber,
@@ -36,6 +39,12 @@ export interface WorkerConfig {
   tools: string[] | undefined;
   /** `KEEL_MAX_TURNS`, `KEEL_OBSERVATION_CHAR_LIMIT`, `KEEL_MODEL_TIMEOUT_SECONDS`, `KEEL_HEARTBEAT_TIMEOUT_SECONDS`: limits for runs that set none. */
   limits: Partial<RunLimits>;
+  /** `KEEL_MAX_TOTAL_TOKENS`, `KEEL_MAX_DURATION_SECONDS`, `KEEL_MAX_COST_USD`: budgets for runs that set none. */
+  budgets: Partial<RunBudgets>;
+  /** `KEEL_MODEL_PRICES`: US dollars per million tokens by model, for cost budgets and reports. */
+  prices: Record<string, ModelPrice> | undefined;
+  /** `KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`: this worker's pacing of model calls. */
+  modelPacing: { maxConcurrent?: number; tokensPerMinute?: number };
   /** `KEEL_RUN_COMMAND_*`: the `run_command` tool, when `KEEL_RUN_COMMAND_ALLOW` lists programs. */
   runCommand: RunCommandOptions | undefined;
   /** `KEEL_HTTP_*`: the `http_fetch` tool, when `KEEL_HTTP_ALLOW_HOSTS` lists hosts. */
@@ -47,9 +56,12 @@ export interface WorkerConfig {
   model: ModelConfig;
 }
 
-/** A run limit from the environment, bounded exactly as a run input bounds it. */
-function limit(field: keyof RunLimits): Variable<number | undefined> {
-  const schema = RunLimits.shape[field];
+/** A run limit or budget from the environment, bounded exactly as a run input bounds it. */
+function limit(field: keyof RunLimits | keyof RunBudgets): Variable<number | undefined> {
+  const schema =
+    field in RunLimits.shape
+      ? RunLimits.shape[field as keyof RunLimits]
+      : RunBudgets.shape[field as keyof RunBudgets];
   return {
     parse(name, raw) {
       const value = raw?.trim() || undefined;
@@ -57,9 +69,11 @@ function limit(field: keyof RunLimits): Variable<number | undefined> {
       const parsed = schema.safeParse(Number(value));
       if (parsed.success) return parsed.data;
       const kind = schema.isInt ? 'a whole number' : 'a number';
-      throw new ConfigError(
-        `${name} must be ${kind} from ${schema.minValue} to ${schema.maxValue}, not ${JSON.stringify(value)}`,
-      );
+      const range =
+        schema.maxValue === null || !Number.isFinite(schema.maxValue)
+          ? `above ${schema.minValue ?? 0}`
+          : `from ${schema.minValue} to ${schema.maxValue}`;
+      throw new ConfigError(`${name} must be ${kind} ${range}, not ${JSON.stringify(value)}`);
     },
   };
 }
@@ -75,6 +89,15 @@ export const workerVariables = {
   KEEL_MODEL_TIMEOUT_SECONDS: limit('modelTimeoutSeconds'),
   KEEL_HEARTBEAT_TIMEOUT_SECONDS: limit('heartbeatTimeoutSeconds'),
   KEEL_HEARTBEAT_INTERVAL_SECONDS: secondsOr(DEFAULT_HEARTBEAT_INTERVAL_SECONDS, 0.1),
+  KEEL_MAX_TOTAL_TOKENS: limit('maxTotalTokens'),
+  KEEL_MAX_DURATION_SECONDS: limit('maxDurationSeconds'),
+  KEEL_MAX_COST_USD: limit('maxCostUsd'),
+  KEEL_MODEL_PRICES: optionalJson(
+    z.record(z.string().min(1), ModelPrice),
+    '{"gpt-5":{"input":1.25,"cachedInput":0.125,"output":10}} (US dollars per million tokens)',
+  ),
+  KEEL_MODEL_CONCURRENCY: optionalNumber(1, true),
+  KEEL_MODEL_TOKENS_PER_MINUTE: optionalNumber(1, true),
   KEEL_RUN_COMMAND_ALLOW: optionalList,
   KEEL_RUN_COMMAND_TIMEOUT_SECONDS: optionalNumber(1),
   KEEL_RUN_COMMAND_OUTPUT_CHARS: optionalNumber(100, true),
@@ -112,8 +135,19 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
   if (values.KEEL_HEARTBEAT_TIMEOUT_SECONDS !== undefined) {
     limits.heartbeatTimeoutSeconds = values.KEEL_HEARTBEAT_TIMEOUT_SECONDS;
   }
+  const budgets: Partial<RunBudgets> = {
+    ...defined('maxTotalTokens', values.KEEL_MAX_TOTAL_TOKENS),
+    ...defined('maxDurationSeconds', values.KEEL_MAX_DURATION_SECONDS),
+    ...defined('maxCostUsd', values.KEEL_MAX_COST_USD),
+  };
   return {
     taskQueue: values.KEEL_TASK_QUEUE,
+    budgets,
+    prices: values.KEEL_MODEL_PRICES,
+    modelPacing: {
+      ...defined('maxConcurrent', values.KEEL_MODEL_CONCURRENCY),
+      ...defined('tokensPerMinute', values.KEEL_MODEL_TOKENS_PER_MINUTE),
+    },
     workspace: values.KEEL_WORKSPACE ?? process.cwd(),
     stateDirectory: values.KEEL_STATE_DIR ?? defaultStateDirectory(environment),
     tools: values.KEEL_TOOLS,

@@ -87,8 +87,8 @@ export const optionalNumber = (minimum: number, integer = false): Variable<numbe
     `${integer ? 'a whole number' : 'a number'} of at least ${minimum}`,
   );
 
-/** A JSON object of string values (extra environment variables), optional. */
-export const optionalStringMap = variable(
+/** JSON text parsed, then checked by `schema`. */
+const json = <T>(schema: z.ZodType<T>) =>
   z
     .string()
     .transform((value, context) => {
@@ -99,10 +99,17 @@ export const optionalStringMap = variable(
         return z.NEVER;
       }
     })
-    .pipe(z.record(z.string(), z.string()))
-    .optional(),
+    .pipe(schema);
+
+/** A JSON object of string values (extra environment variables), optional. */
+export const optionalStringMap = variable(
+  json(z.record(z.string(), z.string())).optional(),
   'a JSON object of strings, e.g. {"GIT_AUTHOR_NAME":"Keel"}',
 );
+
+/** A JSON value checked by `schema`, optional; `example` shows the expected shape in the error. */
+export const optionalJson = <T>(schema: z.ZodType<T>, example: string): Variable<T | undefined> =>
+  variable(json(schema).optional(), `JSON like ${example}`);
 
 /** The values of every variable in `spec`; the first malformed one throws. */
 export function readEnvironment<Spec extends Record<string, Variable<unknown>>>(

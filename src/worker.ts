@@ -11,11 +11,14 @@ import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, STICKY_QUEUE_TIMEOUT_SECONDS } from
 import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
 import { unreachableTemporal } from './config-error.js';
 import type { WorkerConfig } from './config.js';
-import type { RunLimits } from './contract/run-input.js';
+import type { RunBudgets, RunLimits } from './contract/run-input.js';
+import type { ModelPrice } from './contract/usage.js';
 import type { Logger } from './logger.js';
 import type { PollSchedule } from './model/background.js';
 import { createOpenAIClient } from './model/client.js';
 import type { ModelMode } from './model/config.js';
+import { ModelCallLimiter } from './model/rate-limit.js';
+import type { ModelCallLimiterOptions } from './model/rate-limit.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
 import { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
@@ -78,6 +81,12 @@ export interface KeelWorkerOptions {
   limits?: Partial<RunLimits>;
   /** Whether the namespace has Keel's search attributes (see `ensureSearchAttributes`). */
   searchAttributes?: boolean;
+  /** Budgets for runs that set none (`KEEL_MAX_TOTAL_TOKENS` and so on). */
+  budgets?: Partial<RunBudgets>;
+  /** US dollars per million tokens by model (`KEEL_MODEL_PRICES`), for cost budgets. */
+  prices?: Record<string, ModelPrice>;
+  /** Paces this worker's model calls: most in flight, tokens per minute (`KEEL_MODEL_CONCURRENCY`, …). */
+  modelPacing?: ModelCallLimiterOptions;
   /** Values to keep out of observations and history, beyond the worker's secret-looking env variables. */
   secrets?: readonly string[];
   logger?: Logger;
@@ -103,6 +112,9 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
   const activities = createActivities({
     registry: new ToolRegistry(enableTools(options.tools ?? builtinTools, options.enabledTools)),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.budgets ? { budgets: options.budgets } : {}),
+    ...(options.prices ? { prices: options.prices } : {}),
+    ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
     searchAttributes: options.searchAttributes ?? false,
     workspace,
     openai: options.openai,
@@ -171,6 +183,9 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       namespace: namespace ?? 'default',
       searchAttributes,
       limits: config.limits,
+      budgets: config.budgets,
+      ...(config.prices ? { prices: config.prices } : {}),
+      modelPacing: config.modelPacing,
       ...(config.tools ? { enabledTools: config.tools } : {}),
       taskQueue: config.taskQueue,
       workspace: config.workspace,

@@ -2,7 +2,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
-import type { RunLimits } from '../contract/run-input.js';
+import { PAYLOAD_BYTES_LIMIT } from '../contract/defaults.js';
+import { fitObservations, jsonBytes } from '../contract/payload.js';
+import type { RunBudgets, RunLimits } from '../contract/run-input.js';
+import type { ApprovalRequired } from '../contract/tool-request.js';
+import type { ModelPrice } from '../contract/usage.js';
+import { estimateTokens } from '../model/rate-limit.js';
+import type { ModelCallLimiter } from '../model/rate-limit.js';
 import type { Observation } from '../contract/observation.js';
 import type { WorkerProfile } from '../contract/tool-info.js';
 import type { ToolRequest } from '../contract/tool-request.js';
@@ -12,7 +18,7 @@ import { callResponses } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
 import type { ModelMode } from '../model/config.js';
 import type { Sanitizer } from '../safety/sanitize.js';
-import { executeToolCall } from '../tools/executor.js';
+import { executeUnlessApprovalNeeded } from '../tools/executor.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../tools/workspace.js';
@@ -38,6 +44,12 @@ export interface ActivityDependencies {
   idempotencyStore: IdempotencyStore;
   /** Worker-side log for full error details; Temporal's activity logger when absent. */
   logger?: Logger;
+  /** Budgets for runs that set none (`KEEL_MAX_TOTAL_TOKENS` and so on). */
+  budgets?: Partial<RunBudgets>;
+  /** Model prices for cost budgets (`KEEL_MODEL_PRICES`). */
+  prices?: Record<string, ModelPrice>;
+  /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
+  modelLimiter?: ModelCallLimiter;
 }
 
 /** Builds Keel's activities around their dependencies. */
@@ -54,6 +66,8 @@ export function createActivities(dependencies: ActivityDependencies) {
         defaultModel: dependencies.defaultModel,
         limits: dependencies.limits ?? {},
         searchAttributes: dependencies.searchAttributes ?? false,
+        ...(dependencies.budgets !== undefined ? { budgets: dependencies.budgets } : {}),
+        ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
       });
     },
 
@@ -72,10 +86,20 @@ export function createActivities(dependencies: ActivityDependencies) {
       }
       const tools = registry.toResponsesTools(request.tools);
       const resumeResponseId = (context.info.heartbeatDetails as ModelHeartbeat | undefined)?.responseId;
-      const background = dependencies.modelMode === 'background';
+      // Background mode needs stored responses: a stateless turn is always a foreground request.
+      const background = dependencies.modelMode === 'background' && request.input.kind !== 'items';
       let responseId: string | undefined;
+      // A turn that re-attaches to its response spends nothing new, so only a new request waits its turn.
+      const permit =
+        dependencies.modelLimiter !== undefined && resumeResponseId === undefined
+          ? await dependencies.modelLimiter.acquire(estimateTokens(JSON.stringify(request)), {
+              signal,
+              onWait: () => context.heartbeat(),
+            })
+          : undefined;
+      let spent: number | undefined;
       try {
-        return await withHeartbeats(
+        const turn = await withHeartbeats(
           (beat) =>
             callResponses(openai, request, tools, {
               signal,
@@ -94,7 +118,10 @@ export function createActivities(dependencies: ActivityDependencies) {
             }),
           { waitForFirstBeat: background },
         );
+        spent = turn.usage.totalTokens;
+        return checkTurnSize(turn, request);
       } catch (error) {
+        if (error instanceof ApplicationFailure) throw error;
         if (signal.aborted) {
           if (responseId !== undefined && runIsGone(context))
             await cancelRemote(openai, responseId, logger());
@@ -115,15 +142,21 @@ export function createActivities(dependencies: ActivityDependencies) {
           nonRetryable: !failure.retryable,
           ...(failure.retryAfterMs !== undefined ? { nextRetryDelay: failure.retryAfterMs } : {}),
         });
+      } finally {
+        permit?.release(spent);
       }
     },
 
-    /** One tool call through the executor: always an observation, unless the run is cancelled. */
-    async executeTool(request: ToolRequest): Promise<Observation> {
+    /**
+     * One tool call through the executor: always an observation, unless the run is cancelled, or
+     * (with `approval`) `approvalRequired` when a person must approve it first.
+     */
+    async executeTool(request: ToolRequest): Promise<Observation | ApprovalRequired> {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
-      return withHeartbeats((heartbeat) =>
-        executeToolCall(
+      const approval = request.approval === 'granted' ? undefined : request.approval;
+      const result = await withHeartbeats((heartbeat) =>
+        executeUnlessApprovalNeeded(
           {
             call: request.call,
             allowedTools: request.allowedTools,
@@ -140,10 +173,29 @@ export function createActivities(dependencies: ActivityDependencies) {
             logger: logger(),
             idempotencyStore: dependencies.idempotencyStore,
           },
+          approval,
         ),
       );
+      // Characters are capped by the executor; bytes (multi-byte text) are capped here, below Temporal's limit.
+      return 'approvalRequired' in result ? result : fitObservations([result], PAYLOAD_BYTES_LIMIT)[0]!;
     },
   };
+}
+
+/**
+ * The turn, if it fits in a payload Temporal accepts. A larger one would fail the activity's
+ * completion again on every retry, so it fails the run now, clearly and for good.
+ */
+function checkTurnSize(turn: ModelTurn, request: ModelRequest): ModelTurn {
+  const bytes = jsonBytes(turn);
+  if (bytes <= PAYLOAD_BYTES_LIMIT) return turn;
+  throw ApplicationFailure.create({
+    type: 'KeelError.PayloadTooLarge',
+    message:
+      `The model's output for turn ${request.turn} is ${bytes} bytes, more than the ${PAYLOAD_BYTES_LIMIT} bytes ` +
+      'Keel lets through one Temporal payload. Lower maxOutputTokens or ask for shorter tool arguments.',
+    nonRetryable: true,
+  });
 }
 
 /** What a model turn records in its heartbeat: the background response to re-attach to after a crash. */

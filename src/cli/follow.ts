@@ -9,7 +9,9 @@ export type FollowOutcome =
   | { kind: 'ended'; result: RunResult }
   | { kind: 'cancelled' }
   | { kind: 'failed'; message: string }
-  | { kind: 'detached' };
+  | { kind: 'detached' }
+  /** With `untilAnswered`: the run answered (a session now waits for the next message). */
+  | { kind: 'answered'; answer: string };
 
 /** Options for {@link followRun}. */
 export interface FollowOptions {
@@ -19,6 +21,10 @@ export interface FollowOptions {
   /** Aborting it stops following (detach); the run goes on. */
   signal: AbortSignal;
   intervalMs?: number;
+  /** Print only events after this one (default: all). */
+  afterSeq?: number;
+  /** Stop once the run has given this many answers (a session answers each message). */
+  untilAnswered?: number;
 }
 
 /**
@@ -31,7 +37,7 @@ export async function followRun(
   options: FollowOptions,
 ): Promise<FollowOutcome> {
   const handle = keel.temporal.workflow.getHandle(runId);
-  let printed = -1;
+  let printed = options.afterSeq ?? -1;
   let waitingSaid = false;
   const printNew = (state: RunState): void => {
     for (const event of state.events.filter((candidate) => candidate.seq > printed)) {
@@ -43,8 +49,22 @@ export async function followRun(
     if (options.signal.aborted) return { kind: 'detached' };
     const { status } = await handle.describe();
     try {
-      printNew(await keel.getRunState(runId));
+      const state = await keel.getRunState(runId);
+      printNew(state);
       waitingSaid = false;
+      if (
+        options.untilAnswered !== undefined &&
+        state.answers >= options.untilAnswered &&
+        state.result === null
+      ) {
+        const answer = state.lastAnswer ?? '';
+        if (options.progress) {
+          options.write('');
+          options.write(answer);
+          if (state.phase === 'idle') options.write(`… session idle: \`keel send ${runId} "…"\` to go on`);
+        }
+        return { kind: 'answered', answer };
+      }
     } catch {
       // No worker answers queries right now; the run waits for one too.
       if (options.progress && status.name === 'RUNNING' && !waitingSaid)

@@ -6,7 +6,7 @@ import { connectClient, EXIT, existingTarget } from './io.js';
 import type { Output } from './io.js';
 
 /** Runs `work` with a client on the existing cluster, closing it afterwards. */
-async function withClient(
+export async function withClient(
   out: Output,
   taskQueue: string,
   work: (keel: KeelClient) => Promise<number>,

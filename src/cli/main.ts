@@ -15,6 +15,7 @@ import {
 } from './inspect-commands.js';
 import { dataDirectory, EXIT, output, taskQueueOf, UsageError } from './io.js';
 import type { Output } from './io.js';
+import { approveCommand, endCommand, rejectCommand, sendCommand } from './message-commands.js';
 import { runCommand } from './run-command.js';
 
 const COMMON = `
@@ -40,6 +41,10 @@ Commands:
   result <id>      wait for a run's result
   list             recent runs
   cancel <id>      cancel a run
+  approve <id> <call>   let a call that waits for approval run
+  reject <id> <call>    refuse a call that waits for approval
+  send <id> "<text>"    give a run (or session) a message
+  end <id>         end a session
 
 \`keel <command> --help\` for a command's options.${COMMON}`,
   run: `Usage: keel run "<task>" [options]
@@ -52,6 +57,9 @@ Starts a run and follows it: each turn, each tool call and its outcome, tokens.
   --model <name>         model (default: KEEL_MODEL)
   --max-turns <n>        model turns before the run stops
   --tools <a,b>          tools to offer (default: all the worker has)
+  --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
+  --session              stay open after the answer for \`keel send\` messages; following stops at
+                         each answer
   --instructions <text>  system instructions${COMMON}`,
   worker: `Usage: keel worker [options]
 
@@ -67,6 +75,26 @@ Prints progress until the run ends. Ctrl-C stops following; the run goes on.${CO
   --limit <n>         most runs to show (default 20)
   --query <filter>    extra visibility filter, e.g. 'KeelStatus = "failed"'${COMMON}`,
   cancel: `Usage: keel cancel <run id> [options]${COMMON}`,
+  approve: `Usage: keel approve <run id> <call id> [--args <json>] [--note <text>] [options]
+
+Lets a call that waits for approval run (\`keel status\` lists them).
+
+  --args <json>    run it with these arguments instead (checked against the tool's schema)
+  --note <text>    a note for the record and the model${COMMON}`,
+  reject: `Usage: keel reject <run id> <call id> [--reason <text>] [options]
+
+Refuses a call that waits for approval; the model sees the reason and can try another way.
+
+  --reason <text>  why${COMMON}`,
+  send: `Usage: keel send <run id> "<message>" [--wait] [options]
+
+Gives a run a user message. It reaches the model at the next turn boundary; a session that waits
+for a message starts a turn at once.
+
+  --wait           follow the run until it has answered${COMMON}`,
+  end: `Usage: keel end <run id> [options]
+
+Ends a session: at once when it is idle, else after its current answer.${COMMON}`,
 };
 
 const OPTIONS = {
@@ -82,17 +110,27 @@ const OPTIONS = {
   instructions: { type: 'string' },
   limit: { type: 'string' },
   query: { type: 'string' },
+  approve: { type: 'string' },
+  session: { type: 'boolean' },
+  args: { type: 'string' },
+  note: { type: 'string' },
+  reason: { type: 'string' },
+  wait: { type: 'boolean' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
 const ACCEPTS: Record<string, string[]> = {
-  run: ['demo', 'detach', 'id', 'model', 'max-turns', 'tools', 'instructions'],
+  run: ['demo', 'detach', 'id', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'session'],
   worker: [],
   status: [],
   follow: [],
   result: [],
   cancel: [],
   list: ['limit', 'query'],
+  approve: ['args', 'note'],
+  reject: ['reason'],
+  send: ['wait'],
+  end: [],
 };
 
 /** Runs the CLI with these arguments; resolves to the exit code. */
@@ -144,8 +182,24 @@ export async function main(argv: readonly string[]): Promise<number> {
           positiveInteger(values.limit, '--limit') ?? 20,
           values.query,
         );
+      case 'approve':
+      case 'reject': {
+        const [runId, callId] = twoPositionals(positionals, 'the run id and the call id');
+        if (command === 'reject') return await rejectCommand(out, taskQueue, runId, callId, values.reason);
+        return await approveCommand(out, taskQueue, runId, callId, {
+          ...(values.args !== undefined ? { argumentsJson: values.args } : {}),
+          ...(values.note !== undefined ? { note: values.note } : {}),
+        });
+      }
+      case 'send': {
+        const [runId, ...words] = positionals;
+        if (runId === undefined || words.length === 0)
+          throw new UsageError('Give the run id and the message, e.g. keel send <run id> "And the tests?"');
+        return await sendCommand(out, taskQueue, runId, words.join(' '), values.wait === true);
+      }
       default: {
         const runId = onePositional(positionals, 'a run id');
+        if (command === 'end') return await endCommand(out, taskQueue, runId);
         if (command === 'status') return await statusCommand(out, taskQueue, runId);
         if (command === 'follow') return await followCommand(out, taskQueue, runId);
         if (command === 'result') return await resultCommand(out, taskQueue, runId);
@@ -176,12 +230,22 @@ function runInput(positionals: string[], values: Record<string, string | boolean
   if (typeof values.instructions === 'string') input.instructions = values.instructions;
   const maxTurns = positiveInteger(values['max-turns'], '--max-turns');
   if (maxTurns !== undefined) input.maxTurns = maxTurns;
-  if (typeof values.tools === 'string')
-    input.tools = values.tools
-      .split(',')
-      .map((name) => name.trim())
-      .filter(Boolean);
+  if (typeof values.tools === 'string') input.tools = names(values.tools);
+  if (typeof values.approve === 'string') input.approvalTools = names(values.approve);
+  if (values.session === true) input.session = true;
   return input;
+}
+
+function names(list: string): string[] {
+  return list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+}
+
+function twoPositionals(positionals: string[], what: string): [string, string] {
+  if (positionals.length !== 2) throw new UsageError(`Give exactly two arguments: ${what}.`);
+  return [positionals[0]!, positionals[1]!];
 }
 
 function positiveInteger(value: unknown, option: string): number | undefined {

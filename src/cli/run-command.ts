@@ -87,8 +87,13 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
         progress: !out.json,
         write: out.line,
         signal: controller.signal,
+        // A session stays open after its answer: following stops there and the session waits for `keel send`.
+        ...(options.input.session === true ? { untilAnswered: 1 } : {}),
       });
       if (out.json) out.data({ runId, ...outcome });
+      if (outcome.kind === 'answered' && hosted)
+        out.note('This process hosted the only worker; messages are answered once one runs (`keel worker`).');
+      if (outcome.kind === 'answered') return EXIT.ok;
       if (outcome.kind === 'detached') {
         out.note(`Detached from ${runId}. \`keel follow ${runId}\` to watch it again.`);
         if (hosted)

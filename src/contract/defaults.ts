@@ -12,8 +12,27 @@ export const AGENT_RUN_WORKFLOW = 'agentRun';
 /** Model turns a run may take before it stops with `max_turns`. */
 export const DEFAULT_MAX_TURNS = 20;
 
-/** Upper bound on `maxTurns` accepted in a run input (continue-as-new is needed beyond this). */
-export const MAX_TURNS_LIMIT = 1000;
+/** Upper bound on `maxTurns` accepted in a run input; runs continue as new long before it. */
+export const MAX_TURNS_LIMIT = 1_000_000;
+
+/** Seconds a session waits for a follow-up message after an answer before it ends. */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60 * 60;
+
+/**
+ * Bytes of one payload Keel lets cross the activity boundary. Temporal refuses payloads over 2 MiB
+ * (`limit.blobSize.error`) and a refused task would be retried forever; Keel stays well below it and
+ * shrinks, or fails clearly, instead.
+ */
+export const PAYLOAD_BYTES_LIMIT = 1536 * 1024;
+
+/** Messages a run holds for its next turn; more are refused until the run takes them. */
+export const MAX_QUEUED_MESSAGES = 32;
+
+/** Bytes of queued messages a run holds; a message that would go beyond is refused. */
+export const QUEUED_MESSAGES_BYTES_LIMIT = 256 * 1024;
+
+/** Bytes a stateless run's conversation may keep when it continues as new (older turns are dropped). */
+export const CARRIED_CONVERSATION_BYTES_LIMIT = 512 * 1024;
 
 /** Characters of tool output the model sees before the output is cut to a preview. */
 export const DEFAULT_OUTPUT_CAP = 12_000;

@@ -1,14 +1,40 @@
 import { z } from 'zod';
 import { Observation } from './observation.js';
 
-/** What a model turn sends: the task on turn one, the observations of the previous turn after that. */
+/** A Responses API input item, as plain JSON (stateless runs keep them in the workflow). */
+export const ConversationItem = z.record(z.string(), z.unknown());
+export type ConversationItem = z.infer<typeof ConversationItem>;
+
+/**
+ * What a model turn sends: the task on turn one, the observations of the previous turn after that
+ * (with any messages that arrived meanwhile), a session's follow-up messages, or, in a stateless run,
+ * the whole conversation.
+ */
 export const ModelInput = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('task'), task: z.string() }),
+  z.object({
+    kind: z.literal('task'),
+    task: z.string(),
+    /** User messages sent before the first turn, after the task. Absent in older histories. */
+    messages: z.array(z.string()).optional(),
+  }),
   z.object({
     kind: z.literal('observations'),
     /** The response whose function calls these observations answer. */
     previousResponseId: z.string(),
     observations: z.array(Observation),
+    /** User messages that arrived during the turn, sent after the observations. Absent in older histories. */
+    messages: z.array(z.string()).optional(),
+  }),
+  z.object({
+    kind: z.literal('messages'),
+    /** The response that answered last; the messages continue its chain. */
+    previousResponseId: z.string(),
+    messages: z.array(z.string()).min(1),
+  }),
+  z.object({
+    kind: z.literal('items'),
+    /** The conversation so far: sent whole with `store: false`, since the server keeps nothing. */
+    items: z.array(ConversationItem),
   }),
 ]);
 export type ModelInput = z.infer<typeof ModelInput>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConversationItem } from './model-request.js';
 import { ToolCall } from './tool-call.js';
 import { Usage } from './usage.js';
 
@@ -14,5 +15,10 @@ export const ModelTurn = z.object({
   /** Every function call of the turn, in the order the model emitted them. */
   toolCalls: z.array(ToolCall),
   usage: Usage,
+  /**
+   * The response's output items (reasoning with its encrypted content, messages, calls) as input items,
+   * for stateless runs, which send them back next turn. Absent for chained runs.
+   */
+  outputItems: z.array(ConversationItem).optional(),
 });
 export type ModelTurn = z.infer<typeof ModelTurn>;

@@ -12,6 +12,8 @@ export const ObservationError = z.enum([
   'tool_error',
   'output_too_large',
   'not_executed',
+  'rejected',
+  'approval_timeout',
 ]);
 export type ObservationError = z.infer<typeof ObservationError>;
 

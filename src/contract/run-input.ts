@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   DEFAULT_HEARTBEAT_SECONDS,
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
   DEFAULT_MAX_TURNS,
   DEFAULT_MODEL_TIMEOUT_SECONDS,
   DEFAULT_OUTPUT_CAP,
@@ -51,50 +52,144 @@ export const DEFAULT_RUN_LIMITS: RunLimits = Object.freeze({
   heartbeatTimeoutSeconds: DEFAULT_HEARTBEAT_SECONDS,
 });
 
-/** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
-export const RunInput = z.strictObject({
-  task: z.string().trim().min(1, 'must describe the task').max(200_000).describe('What the agent should do.'),
-  instructions: z
-    .string()
-    .max(200_000)
-    .optional()
-    .describe('System instructions, re-sent on every turn; a short general-purpose prompt when absent.'),
-  model: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe("Model name; the worker's KEEL_MODEL when absent."),
-  tools: z
-    .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
-    .max(128)
-    .refine((names) => new Set(names).size === names.length, 'must not repeat a tool')
-    .optional()
-    .describe("Names of the worker's tools to offer the model; all of them when absent."),
-  toolTimeouts: z
-    .record(
-      z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'),
-      z.number().min(1).max(MAX_TOOL_TIMEOUT_SECONDS),
-    )
-    .optional()
-    .describe("Seconds each named tool may take in this run, overriding the tool's own timeout."),
-  parallelToolCalls: z
-    .boolean()
-    .default(false)
-    .describe('Let the model ask for several calls per turn; read-only ones then run together.'),
-  maxOutputTokens: z
+/**
+ * What a run may spend. Each is optional (unlimited when neither the run nor the worker sets it);
+ * reaching one ends the run with its own status (`max_tokens`, `max_time`, `max_cost`) and the usage so far.
+ */
+export const RunBudgets = z.object({
+  maxTotalTokens: z
     .number()
     .int()
-    .min(16)
-    .optional()
-    .describe('Most output tokens per turn, reasoning included.'),
-  reasoningEffort: z
-    .enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
-    .optional()
-    .describe('Reasoning effort, for reasoning models.'),
-  ...RunLimits.partial().shape,
+    .min(1)
+    .describe('Total tokens (input + output, all turns) after which the run stops with max_tokens.'),
+  maxDurationSeconds: z
+    .number()
+    .min(1)
+    .max(366 * 24 * 60 * 60)
+    .describe(
+      'Wall-clock seconds from the start after which the run stops with max_time; checked between steps and while waiting.',
+    ),
+  maxCostUsd: z
+    .number()
+    .positive()
+    .describe(
+      "US dollars after which the run stops with max_cost; needs the model's price in the worker's KEEL_MODEL_PRICES.",
+    ),
 });
+export type RunBudgets = z.infer<typeof RunBudgets>;
+
+/** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
+export const RunInput = z
+  .strictObject({
+    task: z
+      .string()
+      .trim()
+      .min(1, 'must describe the task')
+      .max(200_000)
+      .describe('What the agent should do.'),
+    instructions: z
+      .string()
+      .max(200_000)
+      .optional()
+      .describe('System instructions, re-sent on every turn; a short general-purpose prompt when absent.'),
+    model: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Model name; the worker's KEEL_MODEL when absent."),
+    tools: z
+      .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
+      .max(128)
+      .refine((names) => new Set(names).size === names.length, 'must not repeat a tool')
+      .optional()
+      .describe("Names of the worker's tools to offer the model; all of them when absent."),
+    toolTimeouts: z
+      .record(
+        z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'),
+        z.number().min(1).max(MAX_TOOL_TIMEOUT_SECONDS),
+      )
+      .optional()
+      .describe("Seconds each named tool may take in this run, overriding the tool's own timeout."),
+    parallelToolCalls: z
+      .boolean()
+      .default(false)
+      .describe('Let the model ask for several calls per turn; read-only ones then run together.'),
+    maxOutputTokens: z
+      .number()
+      .int()
+      .min(16)
+      .optional()
+      .describe('Most output tokens per turn, reasoning included.'),
+    reasoningEffort: z
+      .enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
+      .optional()
+      .describe('Reasoning effort, for reasoning models.'),
+    approvalTools: z
+      .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
+      .max(128)
+      .optional()
+      .describe(
+        'Tools whose calls wait for a person to approve them in this run, besides the tools that always ask.',
+      ),
+    approvalTimeoutSeconds: z
+      .number()
+      .min(1)
+      .max(366 * 24 * 60 * 60)
+      .optional()
+      .describe(
+        'Seconds a call waits for approval before it is refused (the model sees approval_timeout); waits without end when absent.',
+      ),
+    session: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Keep the run open after each answer for follow-up messages (`send`), until it is idle too long.',
+      ),
+    idleTimeoutSeconds: z
+      .number()
+      .min(1)
+      .max(366 * 24 * 60 * 60)
+      .optional()
+      .describe(
+        `In a session, seconds without a message after an answer before the run ends (default ${DEFAULT_IDLE_TIMEOUT_SECONDS}).`,
+      ),
+    conversation: z
+      .enum(['chained', 'stateless'])
+      .default('chained')
+      .describe(
+        'chained: the model server keeps the conversation (previous_response_id). stateless: store=false, the run keeps every item itself (zero data retention).',
+      ),
+    continueAsNewAfterTurns: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Model turns per workflow execution before the run continues as new; otherwise only when Temporal suggests it.',
+      ),
+    ...RunLimits.partial().shape,
+    ...RunBudgets.partial().shape,
+  })
+  .superRefine((input, context) => {
+    if (input.idleTimeoutSeconds !== undefined && !input.session) {
+      context.addIssue({
+        code: 'custom',
+        path: ['idleTimeoutSeconds'],
+        message: 'applies only to a session: set session to true as well',
+      });
+    }
+    for (const [index, name] of (input.approvalTools ?? []).entries()) {
+      if (input.tools !== undefined && !input.tools.includes(name)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['approvalTools', index],
+          message: `names ${name}, which is not among this run's tools`,
+        });
+      }
+    }
+  });
 /** A run input as a caller writes it (defaults optional). */
 export type RunInputArgs = z.input<typeof RunInput>;
 /** A run input after validation. */

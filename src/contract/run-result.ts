@@ -10,12 +10,20 @@ const common = {
   /** Id of the last Responses API response: chain from it to continue the conversation. */
   lastResponseId: z.string().nullable(),
   model: z.string(),
+  /** What the run cost in US dollars, from the worker's price table; absent when the model has no price. */
+  costUsd: z.number().nonnegative().optional(),
 };
 
 /** How a run ended. Every ending is data; only cancellation ends a run as Canceled in Temporal. */
 export const RunResult = z.discriminatedUnion('status', [
   z.object({ status: z.literal('completed'), finalText: z.string(), ...common }),
   z.object({ status: z.literal('max_turns'), lastText: z.string(), ...common }),
+  /** The token budget (`maxTotalTokens`) was spent. */
+  z.object({ status: z.literal('max_tokens'), lastText: z.string(), ...common }),
+  /** The wall-clock budget (`maxDurationSeconds`) ran out. */
+  z.object({ status: z.literal('max_time'), lastText: z.string(), ...common }),
+  /** The cost budget (`maxCostUsd`) was spent. */
+  z.object({ status: z.literal('max_cost'), lastText: z.string(), ...common }),
   z.object({
     status: z.literal('incomplete'),
     /** Why the model's output was cut off, e.g. `max_output_tokens` or `content_filter`. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RunLimits } from './run-input.js';
+import { RunBudgets, RunLimits } from './run-input.js';
+import { ModelPrice } from './usage.js';
 
 /** What the workflow needs to know about a tool: no code, no schema, just routing metadata. */
 export const ToolInfo = z.object({
@@ -8,6 +9,13 @@ export const ToolInfo = z.object({
   /** Has no side effects; may run beside other read-only calls. */
   readOnly: z.boolean(),
   timeoutSeconds: z.number().positive(),
+  /**
+   * Whether a person must approve a call before it runs: `always`, `conditional` (the tool decides from
+   * the arguments, on the worker) or `never`. Absent in older histories: never.
+   */
+  approval: z.enum(['never', 'always', 'conditional']).optional(),
+  /** The strict JSON Schema of the arguments, for tools that may need approval: edited arguments are checked against it. */
+  parameters: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolInfo = z.infer<typeof ToolInfo>;
 
@@ -19,5 +27,9 @@ export const WorkerProfile = z.object({
   limits: RunLimits.partial().optional(),
   /** Whether Keel's search attributes are registered, so the run may set them. Absent in older histories. */
   searchAttributes: z.boolean().optional(),
+  /** Budgets the worker's operator set for runs that set none. Absent in older histories. */
+  budgets: RunBudgets.partial().optional(),
+  /** US dollars per million tokens, by model name, for cost budgets (`KEEL_MODEL_PRICES`). */
+  prices: z.record(z.string(), ModelPrice).optional(),
 });
 export type WorkerProfile = z.infer<typeof WorkerProfile>;

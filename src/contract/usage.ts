@@ -29,3 +29,21 @@ export function addUsage(a: Usage, b: Usage): Usage {
     totalTokens: a.totalTokens + b.totalTokens,
   };
 }
+
+/** A model's price in US dollars per million tokens. Cached input costs `cachedInput` (else `input`). */
+export const ModelPrice = z.strictObject({
+  input: z.number().nonnegative(),
+  cachedInput: z.number().nonnegative().optional(),
+  output: z.number().nonnegative(),
+});
+export type ModelPrice = z.infer<typeof ModelPrice>;
+
+/** What `usage` cost at `price`, in US dollars. Reasoning tokens are billed as output tokens, which include them. */
+export function usageCost(usage: Usage, price: ModelPrice): number {
+  const cached = Math.min(usage.cachedInputTokens, usage.inputTokens);
+  const dollars =
+    (usage.inputTokens - cached) * price.input +
+    cached * (price.cachedInput ?? price.input) +
+    usage.outputTokens * price.output;
+  return dollars / 1_000_000;
+}

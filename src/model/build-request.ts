@@ -3,37 +3,56 @@ import type {
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
 import { observationText } from '../contract/observation.js';
-import type { ModelRequest } from '../contract/model-request.js';
+import type { ModelInput, ModelRequest } from '../contract/model-request.js';
 import type { FunctionToolParam } from '../tools/registry.js';
 
 /**
  * The Responses API request for one turn. Turn one sends the task; later turns chain with
- * `previous_response_id` and send exactly one `function_call_output` per `call_id`, in call order.
+ * `previous_response_id` and send exactly one `function_call_output` per `call_id`, in call order,
+ * then any user messages. A stateless run sends its whole conversation with `store: false` and asks
+ * for reasoning as encrypted content, so it can send that back too.
  */
 export function buildResponsesRequest(
   request: ModelRequest,
   tools: readonly FunctionToolParam[],
 ): ResponseCreateParamsNonStreaming {
-  const input: ResponseInputItem[] =
-    request.input.kind === 'task'
-      ? [{ type: 'message', role: 'user', content: request.input.task }]
-      : request.input.observations.map((observation) => ({
-          type: 'function_call_output',
-          call_id: observation.callId,
-          output: observationText(observation),
-        }));
+  const stateless = request.input.kind === 'items';
+  const previousResponseId =
+    request.input.kind === 'observations' || request.input.kind === 'messages'
+      ? request.input.previousResponseId
+      : undefined;
   return {
     model: request.model,
     instructions: request.instructions,
-    input,
-    ...(request.input.kind === 'observations'
-      ? { previous_response_id: request.input.previousResponseId }
-      : {}),
+    input: inputItems(request.input),
+    ...(previousResponseId !== undefined ? { previous_response_id: previousResponseId } : {}),
     ...(tools.length > 0
       ? { tools: [...tools], tool_choice: 'auto' as const, parallel_tool_calls: request.parallelToolCalls }
       : {}),
     ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoning: { effort: request.reasoningEffort } } : {}),
-    store: true,
+    ...(stateless ? { store: false, include: ['reasoning.encrypted_content' as const] } : { store: true }),
   };
+}
+
+function inputItems(input: ModelInput): ResponseInputItem[] {
+  const user = (text: string): ResponseInputItem => ({ type: 'message', role: 'user', content: text });
+  switch (input.kind) {
+    case 'task':
+      return [user(input.task), ...(input.messages ?? []).map(user)];
+    case 'observations':
+      return [
+        ...input.observations.map((observation): ResponseInputItem => ({
+          type: 'function_call_output',
+          call_id: observation.callId,
+          output: observationText(observation),
+        })),
+        ...(input.messages ?? []).map(user),
+      ];
+    case 'messages':
+      return input.messages.map(user);
+    case 'items':
+      // Items the Responses API produced or Keel built in its own shape; the API checks them.
+      return input.items as unknown as ResponseInputItem[];
+  }
 }

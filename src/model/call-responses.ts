@@ -23,7 +23,9 @@ export async function callResponses(
   options: CallOptions = {},
 ): Promise<ModelTurn> {
   const params = buildResponsesRequest(request, tools);
-  if (options.background !== undefined) {
+  const stateless = request.input.kind === 'items';
+  // Background mode needs stored responses, so a stateless turn (`store: false`) is always foreground.
+  if (options.background !== undefined && !stateless) {
     const signal = options.signal ?? new AbortController().signal;
     return parseResponse(await runBackgroundResponse(client, params, { ...options.background, signal }));
   }
@@ -31,5 +33,5 @@ export async function callResponses(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
   });
-  return parseResponse(response);
+  return parseResponse(response, { keepItems: stateless });
 }

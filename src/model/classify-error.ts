@@ -73,6 +73,15 @@ function classifyStatus(error: APIError<number, Headers | undefined>, context: M
           : 'ModelError.ServerError';
     return new ModelError(type, `${prefix}: ${detail}`, shouldRetry !== 'false', retryAfter(error.headers));
   }
+  if ((status === 400 || status === 404) && isPreviousResponseMissing(error)) {
+    return new ModelError(
+      'ModelError.PreviousResponseNotFound',
+      `${prefix}: ${detail}. The response this run chains from (previous_response_id) is no longer stored ` +
+        'on the model server: it expired or was deleted, or the server keeps no responses. Start the run with ' +
+        'conversation "stateless" to keep the whole conversation in the run instead.',
+      false,
+    );
+  }
   const [type, hint] = CLIENT_ERRORS[status] ?? ['ModelError.ClientError', ''];
   return new ModelError(
     type,
@@ -89,6 +98,11 @@ const CLIENT_ERRORS: Record<number, [string, string]> = {
   404: ['ModelError.NotFound', '. Check the model name ({model}) and OPENAI_BASE_URL.'],
   422: ['ModelError.Unprocessable', ''],
 };
+
+/** The request chained from a response the server no longer has (OpenAI: `previous_response_not_found`). */
+function isPreviousResponseMissing(error: APIError): boolean {
+  return error.code === 'previous_response_not_found' || error.param === 'previous_response_id';
+}
 
 function apiMessage(error: APIError): string {
   const body = error.error as { message?: unknown } | undefined; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion

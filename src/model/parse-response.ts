@@ -8,7 +8,7 @@ import { ModelError } from './model-error.js';
  * Reduces a Responses API response to a {@link ModelTurn}. The output array is read by item type: a
  * response may hold reasoning, text and several calls in any order, so nothing assumes `output[0]`.
  */
-export function parseResponse(response: Response): ModelTurn {
+export function parseResponse(response: Response, options: { keepItems?: boolean } = {}): ModelTurn {
   if (response.status === 'failed') {
     const code = response.error?.code ?? 'unknown';
     const serverSide = code === 'server_error' || code === 'rate_limit_exceeded';
@@ -44,7 +44,19 @@ export function parseResponse(response: Response): ModelTurn {
     text: texts.join('\n'),
     toolCalls,
     usage: toUsage(response.usage),
+    ...(options.keepItems === true ? { outputItems: response.output.map(asInputItem) } : {}),
   };
+}
+
+/**
+ * An output item as the input item a stateless run sends back next turn. Output items are valid
+ * input; only the fields the API fills in on output (`status`) are dropped, since without storage
+ * there is nothing server-side for them to refer to.
+ */
+function asInputItem(item: Response['output'][number]): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...(item as unknown as Record<string, unknown>) };
+  delete rest.status;
+  return rest;
 }
 
 function toUsage(usage: Response['usage']): Usage {

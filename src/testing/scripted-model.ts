@@ -34,6 +34,8 @@ export interface ResponsesRequestBody {
   }>;
   parallel_tool_calls?: boolean;
   max_output_tokens?: number;
+  store?: boolean;
+  include?: string[];
   [key: string]: unknown;
 }
 
@@ -98,10 +100,13 @@ export const reply = {
             };
           }
           if ('reasoning' in item) {
+            // As the API does: reasoning comes back as encrypted content when the request asks for it.
+            const encrypted = request.body.include?.includes('reasoning.encrypted_content') === true;
             return {
               type: 'reasoning',
               id: `rs_${position}`,
               summary: [{ type: 'summary_text', text: item.reasoning }],
+              ...(encrypted ? { encrypted_content: `encrypted:${ids.responseId}:${item.reasoning}` } : {}),
             };
           }
           const call = item.call;

@@ -46,6 +46,12 @@ export interface ToolSpec<Schema extends z.ZodObject> {
   readOnly?: boolean;
   /** Seconds one call may take before it is aborted. Default {@link DEFAULT_TOOL_TIMEOUT_SECONDS}. */
   timeoutSeconds?: number;
+  /**
+   * Whether a person must approve a call before it runs: `true` for every call, or a rule over the
+   * validated arguments (`(input) => input.path.startsWith('deploy/')`), run on the worker. The run
+   * waits for an `approve` or `reject` update. Default false.
+   */
+  needsApproval?: boolean | ((input: z.output<Schema>) => boolean | Promise<boolean>);
 }
 
 /** Why arguments were refused: one `path: message` line per problem. */
@@ -59,6 +65,10 @@ export interface Tool {
   readonly timeoutSeconds: number;
   /** Strict JSON Schema sent to the model as the function's `parameters`. */
   readonly parameters: JsonSchema;
+  /** `always`, `never`, or `conditional` (a rule decides per call with {@link Tool.needsApproval}). */
+  readonly approval: 'never' | 'always' | 'conditional';
+  /** Whether these validated arguments need a person's approval. */
+  needsApproval(input: unknown): Promise<boolean>;
   /** Validates decoded JSON arguments: nulls for optional fields allowed, undeclared keys refused. */
   parseArguments(value: unknown): ArgumentsResult;
   execute(input: unknown, context: ToolContext): Promise<ToolOutput> | ToolOutput;
@@ -101,6 +111,16 @@ export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): 
     readOnly: spec.readOnly ?? false,
     timeoutSeconds,
     parameters,
+    approval:
+      typeof spec.needsApproval === 'function'
+        ? 'conditional'
+        : spec.needsApproval === true
+          ? 'always'
+          : 'never',
+    needsApproval: async (input: unknown): Promise<boolean> => {
+      const rule = spec.needsApproval;
+      return typeof rule === 'function' ? (await rule(input as z.output<Schema>)) === true : rule === true;
+    },
     parseArguments(value: unknown): ArgumentsResult {
       const prepared = prepareArguments(value, plainSchema);
       const parsed = spec.schema.safeParse(prepared.value);

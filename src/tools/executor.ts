@@ -1,5 +1,6 @@
 import type { Observation } from '../contract/observation.js';
 import type { ToolCall } from '../contract/tool-call.js';
+import type { ApprovalRequired } from '../contract/tool-request.js';
 import type { Logger } from '../logger.js';
 import type { Sanitizer } from '../safety/sanitize.js';
 import type { Tool, ToolOutput } from './define-tool.js';
@@ -64,6 +65,19 @@ export async function executeToolCall(
   request: ExecuteRequest,
   dependencies: ExecutorDependencies,
 ): Promise<Observation> {
+  return executeUnlessApprovalNeeded(request, dependencies) as Promise<Observation>;
+}
+
+/**
+ * {@link executeToolCall} with an approval step after the arguments are validated: `check` asks the
+ * tool's own rule, `require` always stops. Answers `approvalRequired` (nothing ran) when approval is
+ * needed; without `approval` it is exactly `executeToolCall`.
+ */
+export async function executeUnlessApprovalNeeded(
+  request: ExecuteRequest,
+  dependencies: ExecutorDependencies,
+  approval?: 'check' | 'require',
+): Promise<Observation | ApprovalRequired> {
   const { call } = request;
   const fail = (
     error: Exclude<Observation, { ok: true }>['error'],
@@ -102,6 +116,10 @@ export async function executeToolCall(
     );
   }
 
+  if (approval !== undefined && (await needsApproval(tool, parsed.input, approval, request, dependencies))) {
+    return { callId: call.callId, approvalRequired: true };
+  }
+
   let output: ToolOutput;
   try {
     output = await runWithTimeout(tool, parsed.input, request, dependencies);
@@ -138,6 +156,27 @@ export async function executeToolCall(
       `preview holds the first ${previewLength}. Ask for less, e.g. a narrower path or a line range.`,
     cutAt(text, previewLength),
   );
+}
+
+/** Whether a person must approve this call first. A rule that fails asks for approval: the safe side. */
+async function needsApproval(
+  tool: Tool,
+  input: unknown,
+  approval: 'check' | 'require',
+  request: ExecuteRequest,
+  dependencies: ExecutorDependencies,
+): Promise<boolean> {
+  if (approval === 'require' || tool.approval === 'always') return true;
+  if (tool.approval === 'never') return false;
+  try {
+    return await tool.needsApproval(input);
+  } catch (error) {
+    dependencies.logger.error(`The approval rule of ${tool.name} failed; asking for approval`, {
+      callId: request.call.callId,
+      error,
+    });
+    return true;
+  }
 }
 
 async function runWithTimeout(

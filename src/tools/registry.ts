@@ -45,6 +45,9 @@ export class ToolRegistry {
       description: tool.description,
       readOnly: tool.readOnly,
       timeoutSeconds: tool.timeoutSeconds,
+      approval: tool.approval,
+      // For checking arguments a person edits before approving (any tool may need approval in a run).
+      parameters: tool.parameters,
     }));
   }
 

@@ -1,21 +1,31 @@
 import {
   ActivityFailure,
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
+  condition,
+  continueAsNew,
   isCancellation,
   log,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   TimeoutFailure,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { KeelActivities } from '../activities/create-activities.js';
 import {
+  CARRIED_CONVERSATION_BYTES_LIMIT,
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
   DEFAULT_INSTRUCTIONS,
   DEFAULT_TOOL_TIMEOUT_SECONDS,
+  MAX_QUEUED_MESSAGES,
   MODEL_MAX_ATTEMPTS,
+  PAYLOAD_BYTES_LIMIT,
+  QUEUED_MESSAGES_BYTES_LIMIT,
   TOOL_ACTIVITY_GRACE_SECONDS,
   TOOL_MAX_ATTEMPTS,
 } from '../contract/defaults.js';
@@ -23,46 +33,105 @@ import { formatIssues } from '../contract/format-issues.js';
 import type { ModelInput, ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { Observation } from '../contract/observation.js';
+import { cutToBytes, fitObservations, jsonBytes } from '../contract/payload.js';
 import { resolveLimits, RunInput } from '../contract/run-input.js';
-import type { RunInputArgs, RunLimits } from '../contract/run-input.js';
+import type { RunBudgets, RunInputArgs, RunLimits } from '../contract/run-input.js';
+import { SendArgs } from '../contract/run-messages.js';
 import type { RunResult } from '../contract/run-result.js';
+import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolCall } from '../contract/tool-call.js';
 import type { ToolInfo, WorkerProfile } from '../contract/tool-info.js';
-import { addUsage, emptyUsage } from '../contract/usage.js';
-import { stateQuery } from './messages.js';
-import { currentDetails, recordObservation, recordTurn } from './progress.js';
+import type { ApprovalRequired, ToolRequest } from '../contract/tool-request.js';
+import { addUsage, emptyUsage, usageCost } from '../contract/usage.js';
+import { Approvals } from './approvals.js';
+import type { Carried, NextInput } from './carry.js';
+import { Conversation } from './conversation.js';
+import { approveUpdate, endSessionUpdate, rejectUpdate, sendUpdate, stateQuery } from './messages.js';
+import {
+  currentDetails,
+  preview,
+  recordApproval,
+  recordMessage,
+  recordObservation,
+  recordTurn,
+} from './progress.js';
 import { keelModel, keelStatus, keelTokens, keelTurns } from './search-attributes.js';
 import { toolCallSummary } from './tool-summary.js';
 
 /** Distributes `Omit` over the result union, so each variant keeps its own fields. */
 type Ending = RunResult extends infer Variant
   ? Variant extends RunResult
-    ? Omit<Variant, 'turns' | 'toolCalls' | 'usage' | 'lastResponseId' | 'model'>
+    ? Omit<Variant, 'turns' | 'toolCalls' | 'usage' | 'lastResponseId' | 'model' | 'costUsd'>
     : never
   : never;
 
 /**
- * The agent loop: model turn → tool calls → model turn, until the model answers without calls, the
- * turn limit is reached, or a fault ends it. Deterministic: every model turn and tool call is an
- * activity, so all the loop knows is in history and a new worker continues where the old one stopped.
+ * The agent loop: model turn → tool calls → model turn, until the model answers without calls (a
+ * session then waits for the next message), a limit or budget is reached, or a fault ends it.
+ * Deterministic: every model turn and tool call is an activity, so all the loop knows is in history
+ * and a new worker continues where the old one stopped. At a turn boundary the run continues as new
+ * when Temporal suggests it (or after `continueAsNewAfterTurns`), carrying everything in `carried`.
  */
-export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
+export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promise<RunResult> {
   const input = parseInput(rawInput);
   const state: RunState = {
     phase: 'starting',
-    turn: 0,
+    turn: carried?.turn ?? 0,
     maxTurns: resolveLimits(input).maxTurns,
     model: input.model ?? null,
     pendingCalls: [],
-    toolCalls: 0,
-    usage: emptyUsage,
-    usageByTurn: [],
-    lastResponseId: null,
-    events: [],
+    toolCalls: carried?.toolCalls ?? 0,
+    usage: carried?.usage ?? emptyUsage,
+    usageByTurn: carried?.usageByTurn ?? [],
+    costUsd: null,
+    pendingApprovals: [],
+    queuedMessages: carried?.queue.length ?? 0,
+    lastAnswer: carried?.lastAnswer ?? null,
+    answers: carried?.answers ?? 0,
+    continuedAsNew: carried?.continuedAsNew ?? 0,
+    lastResponseId: carried?.lastResponseId ?? null,
+    events: carried?.events ?? [],
     result: null,
   };
+  const queue: string[] = [...(carried?.queue ?? [])];
+  let ending = carried?.ending ?? false;
+  const toolsByName = new Map<string, ToolInfo>();
+  const approvals = new Approvals(state, toolsByName);
   setHandler(stateQuery, () => state);
+  setHandler(approveUpdate, (args) => approvals.approve(args), {
+    validator: (args) => approvals.validateApprove(args),
+    description: 'Let a call that waits for approval run, optionally with edited arguments.',
+  });
+  setHandler(rejectUpdate, (args) => approvals.reject(args), {
+    validator: (args) => approvals.validateReject(args),
+    description: 'Refuse a call that waits for approval; the model sees the reason.',
+  });
+  setHandler(
+    sendUpdate,
+    (args) => {
+      queue.push(SendArgs.parse(args).text);
+      state.queuedMessages = queue.length;
+      return { queued: queue.length };
+    },
+    {
+      validator: (args) => validateSend(args, state, queue),
+      description: 'Give the run a user message; it reaches the model at the next turn boundary.',
+    },
+  );
+  setHandler(
+    endSessionUpdate,
+    () => {
+      ending = true;
+    },
+    {
+      validator: () => {
+        if (!input.session) throw new Error('This run is not a session: cancel it to stop it.');
+        if (state.result !== null) throw new Error('The session has already ended.');
+      },
+      description: 'End a session once it has answered (it ends at once when idle).',
+    },
+  );
 
   const { describeWorker } = proxyActivities<KeelActivities>({
     startToCloseTimeout: '30s',
@@ -73,8 +142,35 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
   const limits = resolveLimits(input, profile.limits);
   state.maxTurns = limits.maxTurns;
   const tools = chooseTools(input, profile);
+  for (const tool of tools) toolsByName.set(tool.name, tool);
   const model = input.model ?? profile.defaultModel;
   state.model = model;
+  const budgets = resolveBudgets(input, profile.budgets);
+  const price = profile.prices?.[model];
+  if (budgets.maxCostUsd !== undefined && price === undefined) {
+    throw invalidInput(
+      `maxCostUsd: the worker has no price for model ${model}; add it to the worker's KEEL_MODEL_PRICES`,
+    );
+  }
+  const updateCost = (): void => {
+    state.costUsd = price === undefined ? null : usageCost(state.usage, price);
+  };
+  updateCost();
+  const startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
+  let outOfTime = false;
+  if (budgets.maxDurationSeconds !== undefined) {
+    const leftMs = budgets.maxDurationSeconds * 1000 - (workflowInfo().runStartTime.getTime() - startedAtMs);
+    if (leftMs <= 0) outOfTime = true;
+    else {
+      // Not cancellable: a cancelled run ends anyway, and the timer must not turn into an unhandled failure.
+      void CancellationScope.nonCancellable(() => sleep(leftMs, { summary: 'time budget' })).then(() => {
+        outOfTime = true;
+      });
+    }
+  }
+  const conversation = input.conversation === 'stateless' ? new Conversation(carried?.conversation) : null;
+  const turnAtStart = state.turn;
+
   // Only where the namespace has them registered: setting an unknown one would fail every task.
   const searchAttributes = profile.searchAttributes === true;
   /**
@@ -101,6 +197,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
       usage: state.usage,
       lastResponseId: state.lastResponseId,
       model,
+      ...(state.costUsd !== null ? { costUsd: state.costUsd } : {}),
     };
     state.phase = 'finished';
     state.pendingCalls = [];
@@ -110,9 +207,104 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
     return result;
   };
 
-  let modelInput: ModelInput = { kind: 'task', task: input.task };
-  let lastText = '';
+  /** The budget that is spent, if one is. */
+  const spentBudget = (): Ending | undefined => {
+    if (outOfTime) return { status: 'max_time', lastText };
+    if (budgets.maxTotalTokens !== undefined && state.usage.totalTokens >= budgets.maxTotalTokens) {
+      return { status: 'max_tokens', lastText };
+    }
+    if (budgets.maxCostUsd !== undefined && (state.costUsd ?? 0) >= budgets.maxCostUsd) {
+      return { status: 'max_cost', lastText };
+    }
+    return undefined;
+  };
+
+  /** Budget for the observations of one turn, so the model request stays within Temporal's payload limit. */
+  const observationBudget =
+    PAYLOAD_BYTES_LIMIT - jsonBytes(input.instructions ?? DEFAULT_INSTRUCTIONS) - QUEUED_MESSAGES_BYTES_LIMIT;
+
+  /** The model input of the next turn, with the messages that arrived meanwhile. */
+  const modelInputFor = (next: Exclude<NextInput, { kind: 'idle' }>): ModelInput => {
+    const messages = queue.splice(0);
+    state.queuedMessages = 0;
+    for (const text of messages) recordMessage(state, text);
+    const withMessages = messages.length > 0 ? { messages } : {};
+    if (conversation !== null) {
+      if (next.kind === 'task') conversation.addUserMessage(input.task);
+      if (next.kind === 'observations') conversation.addObservations(next.observations);
+      for (const text of messages) conversation.addUserMessage(text);
+      return { kind: 'items', items: conversation.items(observationBudget) };
+    }
+    switch (next.kind) {
+      case 'task':
+        return { kind: 'task', task: input.task, ...withMessages };
+      case 'observations':
+        return { ...next, ...withMessages };
+      case 'messages':
+        if (next.previousResponseId === null) return { kind: 'task', task: input.task, messages };
+        return { kind: 'messages', previousResponseId: next.previousResponseId, messages };
+    }
+  };
+
+  const continueAsNewDue = (): boolean =>
+    workflowInfo().continueAsNewSuggested ||
+    (input.continueAsNewAfterTurns !== undefined &&
+      state.turn - turnAtStart >= input.continueAsNewAfterTurns);
+
+  const continueAsNewNow = async (next: NextInput): Promise<never> => {
+    // Updates that are mid-way must finish here: the next execution would not know them.
+    await condition(allHandlersFinished);
+    log.info('Continuing as new', { turn: state.turn, historyLength: workflowInfo().historyLength });
+    const carry: Carried = {
+      turn: state.turn,
+      toolCalls: state.toolCalls,
+      usage: state.usage,
+      usageByTurn: state.usageByTurn.slice(-RUN_EVENTS_KEPT),
+      lastResponseId: state.lastResponseId,
+      lastText: cutToBytes(lastText, CARRIED_TEXT_BYTES),
+      lastAnswer: state.lastAnswer === null ? null : cutToBytes(state.lastAnswer, CARRIED_TEXT_BYTES),
+      answers: state.answers,
+      events: state.events,
+      continuedAsNew: state.continuedAsNew + 1,
+      startedAtMs,
+      next,
+      queue: queue.splice(0),
+      ending,
+      ...(conversation !== null
+        ? { conversation: conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
+        : {}),
+    };
+    return continueAsNew<typeof agentRun>(input, carry);
+  };
+
+  const answered = (text: string): void => {
+    state.lastAnswer = text;
+    state.answers += 1;
+  };
+
+  let next: NextInput = carried?.next ?? { kind: 'task' };
+  let lastText = carried?.lastText ?? '';
   for (;;) {
+    const spent = spentBudget();
+    if (spent !== undefined) return finish(spent);
+    if (next.kind === 'idle') {
+      if (queue.length === 0 && !ending) {
+        state.phase = 'idle';
+        publish({ status: 'idle' });
+        const woke = await condition(
+          () => queue.length > 0 || ending || outOfTime || workflowInfo().continueAsNewSuggested,
+          `${input.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS}s`,
+        );
+        if (!woke) return finish({ status: 'completed', finalText: state.lastAnswer ?? '' });
+        if (outOfTime) continue;
+        if (queue.length === 0 && !ending) await continueAsNewNow(next);
+        publish({ status: 'running' });
+      }
+      if (queue.length === 0) return finish({ status: 'completed', finalText: state.lastAnswer ?? '' });
+      next = { kind: 'messages', previousResponseId: state.lastResponseId };
+    }
+    if (state.turn > turnAtStart && continueAsNewDue()) await continueAsNewNow(next);
+
     state.turn += 1;
     state.phase = 'thinking';
     publish();
@@ -122,7 +314,7 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
         model,
         instructions: input.instructions ?? DEFAULT_INSTRUCTIONS,
         turn: state.turn,
-        input: modelInput,
+        input: modelInputFor(next),
         tools: tools.map((tool) => tool.name),
         parallelToolCalls: input.parallelToolCalls,
         ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
@@ -134,7 +326,10 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
     }
     state.usage = addUsage(state.usage, turn.usage);
     state.usageByTurn.push(turn.usage);
+    if (state.usageByTurn.length > RUN_EVENTS_KEPT) state.usageByTurn.shift();
+    updateCost();
     state.lastResponseId = turn.responseId;
+    conversation?.addTurnOutput(turn.outputItems ?? []);
     recordTurn(state, turn);
     publish({});
     if (turn.text !== '') lastText = turn.text;
@@ -147,9 +342,21 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
           partialText: turn.text,
         });
       }
+      answered(turn.text);
+      if (queue.length > 0 && !ending) {
+        // Messages that came while the model answered are answered next, in or out of a session.
+        next = { kind: 'messages', previousResponseId: turn.responseId };
+        continue;
+      }
+      if (input.session && !ending) {
+        next = { kind: 'idle' };
+        continue;
+      }
       return finish({ status: 'completed', finalText: turn.text });
     }
-    // The turn limit counts model turns: calls the last allowed turn asks for are not run.
+    // Budgets and the turn limit count model turns: calls the last allowed turn asks for are not run.
+    const spentNow = spentBudget();
+    if (spentNow !== undefined) return finish(spentNow);
     if (state.turn >= limits.maxTurns) return finish({ status: 'max_turns', lastText });
 
     state.phase = 'acting';
@@ -163,15 +370,63 @@ export async function agentRun(rawInput: RunInputArgs): Promise<RunResult> {
       state.pendingCalls = [];
     } else {
       try {
-        observations = await runToolCalls(turn.toolCalls, tools, input, limits, state);
+        observations = await runToolCalls(turn.toolCalls, {
+          tools: toolsByName,
+          input,
+          limits,
+          state,
+          approvals,
+          outOfTime: () => outOfTime,
+          publish,
+        });
       } catch (error) {
         rethrowIfCancelled(error, () => publish({ status: 'cancelled' }));
         return finish(failure('tool call', error));
       }
     }
     state.toolCalls += observations.length;
-    modelInput = { kind: 'observations', previousResponseId: turn.responseId, observations };
+    next = {
+      kind: 'observations',
+      previousResponseId: turn.responseId,
+      observations: fitObservations(observations, observationBudget),
+    };
   }
+}
+
+/** Characters of the last text and answer carried across continue-as-new. */
+const CARRIED_TEXT_BYTES = 200_000;
+
+function validateSend(raw: unknown, state: RunState, queue: readonly string[]): void {
+  const parsed = SendArgs.safeParse(raw);
+  if (!parsed.success) throw new Error(`Invalid message:\n${formatIssues(parsed.error).join('\n')}`);
+  if (state.result !== null) {
+    throw new Error('The run has ended; start a new run (or a session, which stays open for messages).');
+  }
+  if (queue.length >= MAX_QUEUED_MESSAGES) {
+    throw new Error(`${MAX_QUEUED_MESSAGES} messages already wait for the next turn; send again after it.`);
+  }
+  if (jsonBytes(queue) + jsonBytes(parsed.data.text) > QUEUED_MESSAGES_BYTES_LIMIT) {
+    throw new Error(
+      `The messages waiting for the next turn would exceed ${QUEUED_MESSAGES_BYTES_LIMIT} bytes; send again after it.`,
+    );
+  }
+}
+
+function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Partial<RunBudgets> {
+  const budgets: Partial<RunBudgets> = {};
+  for (const key of ['maxTotalTokens', 'maxDurationSeconds', 'maxCostUsd'] as const) {
+    const value = input[key] ?? worker[key];
+    if (value !== undefined) budgets[key] = value;
+  }
+  return budgets;
+}
+
+function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'KeelError.InvalidInput',
+    message: `Invalid run input:\n${message}`,
+    nonRetryable: true,
+  });
 }
 
 /**
@@ -235,19 +490,25 @@ async function callModel(limits: RunLimits, request: ModelRequest): Promise<Mode
   return activities.callModel(request);
 }
 
+/** What running one turn's calls needs from the loop. */
+interface ToolRound {
+  tools: ReadonlyMap<string, ToolInfo>;
+  input: RunInput;
+  limits: RunLimits;
+  state: RunState;
+  approvals: Approvals;
+  outOfTime(): boolean;
+  publish(attributes?: { status?: string } | false): void;
+}
+
 /**
  * Runs the calls in the order the model emitted them and returns one observation per call, in that
- * order. With parallel calls allowed, consecutive read-only calls run together.
+ * order. With parallel calls allowed, consecutive read-only calls run together. A call that needs
+ * approval waits for a person's decision first.
  */
-async function runToolCalls(
-  calls: readonly ToolCall[],
-  tools: readonly ToolInfo[],
-  input: RunInput,
-  limits: RunLimits,
-  state: RunState,
-): Promise<Observation[]> {
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const allowedTools = tools.map((tool) => tool.name);
+async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promise<Observation[]> {
+  const { tools: byName, input, limits, state } = round;
+  const allowedTools = [...byName.keys()];
   const run = async (call: ToolCall): Promise<Observation> => {
     const override = input.toolTimeouts?.[call.name];
     const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
@@ -262,12 +523,24 @@ async function runToolCalls(
       },
       summary: toolCallSummary(call),
     });
-    const observation = await activities.executeTool({
-      call,
-      allowedTools,
-      outputCharLimit: limits.observationCharLimit,
-      ...(override !== undefined ? { timeoutSeconds: override } : {}),
-    });
+    const execute = (toRun: ToolCall, approval?: ToolRequest['approval']) =>
+      activities.executeTool({
+        call: toRun,
+        allowedTools,
+        outputCharLimit: limits.observationCharLimit,
+        ...(override !== undefined ? { timeoutSeconds: override } : {}),
+        ...(approval !== undefined ? { approval } : {}),
+      });
+    const mode = approvalMode(call.name, byName, input);
+    let observation: Observation;
+    if (mode === 'never') {
+      observation = asObservation(await execute(call));
+    } else {
+      // The worker checks the arguments first (nobody is asked to approve a malformed call) and, for a
+      // conditional tool, whether these arguments need approval at all.
+      const checked = await execute(call, mode === 'always' ? 'require' : 'check');
+      observation = 'approvalRequired' in checked ? await decideAndRun(call, round, execute) : checked;
+    }
     state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
     recordObservation(state, call, observation);
     return observation;
@@ -286,6 +559,83 @@ async function runToolCalls(
     index += batch.length;
   }
   return observations;
+}
+
+function approvalMode(
+  name: string,
+  tools: ReadonlyMap<string, ToolInfo>,
+  input: RunInput,
+): 'never' | 'always' | 'conditional' {
+  if (input.approvalTools?.includes(name) === true) return 'always';
+  return tools.get(name)?.approval ?? 'never';
+}
+
+/** Waits for a person's decision on `call`, then runs it as approved or answers the refusal. */
+async function decideAndRun(
+  call: ToolCall,
+  round: ToolRound,
+  execute: (call: ToolCall, approval: 'granted') => Promise<Observation | ApprovalRequired>,
+): Promise<Observation> {
+  const { state, input, approvals } = round;
+  const argumentsPreview = preview(call.argumentsJson, APPROVAL_PREVIEW);
+  recordApproval(state, call, 'requested', argumentsPreview);
+  const timeout = input.approvalTimeoutSeconds;
+  const decision = await approvals.request(
+    { callId: call.callId, name: call.name, argumentsPreview, turn: state.turn },
+    (decided) => {
+      state.phase = 'awaiting_approval';
+      round.publish({ status: 'awaiting_approval' });
+      return timeout === undefined
+        ? condition(() => decided() || round.outOfTime()).then(() => true)
+        : condition(() => decided() || round.outOfTime(), `${timeout}s`);
+    },
+  );
+  if (state.pendingApprovals.length === 0) {
+    state.phase = 'acting';
+    round.publish({ status: 'running' });
+  }
+  if (decision === undefined) {
+    const message = round.outOfTime()
+      ? "The run's time budget ran out while this call waited for approval, so it was not run."
+      : `Nobody approved this call within ${timeout} seconds, so it was not run.`;
+    recordApproval(state, call, 'timed_out', message);
+    return { callId: call.callId, ok: false, error: 'approval_timeout', message };
+  }
+  if (!decision.approved) {
+    recordApproval(state, call, 'rejected', decision.reason ?? '');
+    return {
+      callId: call.callId,
+      ok: false,
+      error: 'rejected',
+      message:
+        `A person reviewed this call and rejected it, so it was not run.` +
+        (decision.reason !== undefined ? ` Their reason: ${decision.reason}` : ''),
+    };
+  }
+  const edited = decision.argumentsJson;
+  recordApproval(state, call, edited !== undefined ? 'edited' : 'approved', decision.note ?? '');
+  const approvedCall = edited !== undefined ? { ...call, argumentsJson: edited } : call;
+  const observation = asObservation(await execute(approvedCall, 'granted'));
+  if (edited === undefined) return observation;
+  const note =
+    `A person approved this call with edited arguments: ${decision.argumentsJson}` +
+    (decision.note !== undefined ? ` (${decision.note})` : '');
+  return observation.ok
+    ? { ...observation, output: `[${note}]\n${observation.output}` }
+    : { ...observation, message: `[${note}] ${observation.message}` };
+}
+
+const APPROVAL_PREVIEW = 500;
+
+/** An `executeTool` answer that cannot ask for approval (none was asked about, or it was granted). */
+function asObservation(result: Observation | ApprovalRequired): Observation {
+  if (!('approvalRequired' in result)) return result;
+  return {
+    callId: result.callId,
+    ok: false,
+    error: 'tool_error',
+    message: 'The worker asked for approval of a call that needs none or was approved; it was not run.',
+  };
 }
 
 function notExecuted(call: ToolCall, reason: string | null): Observation {

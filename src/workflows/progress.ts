@@ -52,6 +52,28 @@ export function recordObservation(state: RunState, call: ToolCall, observation: 
   });
 }
 
+/** Records a user message as the model receives it (at the turn about to start). */
+export function recordMessage(state: RunState, text: string): void {
+  append(state, { kind: 'message', turn: state.turn + 1, text: preview(text) });
+}
+
+/** Records that a call waits for approval, or how it was decided. */
+export function recordApproval(
+  state: RunState,
+  call: ToolCall,
+  decision: 'requested' | 'approved' | 'edited' | 'rejected' | 'timed_out',
+  detail: string,
+): void {
+  append(state, {
+    kind: 'approval',
+    turn: state.turn,
+    callId: call.callId,
+    name: call.name,
+    decision,
+    detail: preview(detail, 500),
+  });
+}
+
 /**
  * What the Temporal UI shows as the run's current details (markdown): phase, turn, the last tool
  * call and its outcome, tokens. Built from the state only, so it is deterministic.
@@ -64,16 +86,26 @@ export function currentDetails(state: RunState): string {
   if (lastCall?.kind === 'observation') {
     lines.push(`Last tool: \`${lastCall.name}\` → ${lastCall.ok ? 'ok' : (lastCall.error ?? 'error')}`);
   }
-  if (state.pendingCalls.length > 0)
-    lines.push(`Running: ${state.pendingCalls.map((call) => `\`${call.name}\``).join(', ')}`);
+  for (const pending of state.pendingApprovals) {
+    lines.push(
+      `**Waiting for approval:** \`${pending.name}\` ${pending.argumentsPreview}\n` +
+        `call \`${pending.callId}\` · \`keel approve <run> ${pending.callId}\` or \`keel reject <run> ${pending.callId}\``,
+    );
+  }
+  const waiting = new Set(state.pendingApprovals.map((pending) => pending.callId));
+  const running = state.pendingCalls.filter((call) => !waiting.has(call.callId));
+  if (running.length > 0) lines.push(`Running: ${running.map((call) => `\`${call.name}\``).join(', ')}`);
+  if (state.phase === 'idle') lines.push('Idle: waiting for a message (`keel send <run> "…"`)');
+  if (state.queuedMessages > 0) lines.push(`Messages waiting for the next turn: ${state.queuedMessages}`);
   const { totalTokens, inputTokens, outputTokens } = state.usage;
+  const cost = state.costUsd !== null ? ` · cost $${state.costUsd.toFixed(4)}` : '';
   lines.push(
-    `Tokens: ${totalTokens} (in ${inputTokens}, out ${outputTokens}) · tool calls: ${state.toolCalls}`,
+    `Tokens: ${totalTokens} (in ${inputTokens}, out ${outputTokens}) · tool calls: ${state.toolCalls}${cost}`,
   );
   return lines.join('\n\n');
 }
 
 function phaseLabel(state: RunState): string {
   if (state.result !== null) return state.result.status.replace('_', ' ');
-  return state.phase;
+  return state.phase.replace('_', ' ');
 }

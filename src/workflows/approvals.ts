@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { formatIssues } from '../contract/format-issues.js';
+import { ApproveArgs, RejectArgs } from '../contract/run-messages.js';
+import type { ApprovalDecision } from '../contract/run-messages.js';
+import type { PendingApproval, RunState } from '../contract/run-state.js';
+import type { ToolInfo } from '../contract/tool-info.js';
+
+/** A person's answer to a call that waited for approval. */
+export type Decision =
+  { approved: true; argumentsJson?: string; note?: string } | { approved: false; reason?: string };
+
+/**
+ * The approvals of one run: which calls wait, and the decisions people sent. The validators run
+ * before an update is accepted, so a bad update is refused (and leaves no trace in history) instead
+ * of being silently taken.
+ */
+export class Approvals {
+  private readonly decisions = new Map<string, Decision>();
+  private readonly schemas = new Map<string, z.ZodType>();
+
+  constructor(
+    private readonly state: RunState,
+    private readonly tools: ReadonlyMap<string, ToolInfo>,
+  ) {}
+
+  /** Marks a call as waiting and returns once decided, or `undefined` if `wait` gives up first. */
+  async request(
+    pending: PendingApproval,
+    wait: (decided: () => boolean) => Promise<boolean>,
+  ): Promise<Decision | undefined> {
+    this.state.pendingApprovals.push(pending);
+    try {
+      await wait(() => this.decisions.has(pending.callId));
+      return this.decisions.get(pending.callId);
+    } finally {
+      this.state.pendingApprovals = this.state.pendingApprovals.filter(
+        (call) => call.callId !== pending.callId,
+      );
+    }
+  }
+
+  validateApprove(raw: unknown): void {
+    const args = parse(ApproveArgs, raw);
+    const pending = this.waiting(args.callId);
+    if (args.arguments === undefined) return;
+    const issues = this.checkArguments(pending.name, args.arguments);
+    if (issues.length > 0) {
+      throw new Error(`The edited arguments for ${pending.name} are invalid:\n${issues.join('\n')}`);
+    }
+  }
+
+  approve(raw: ApproveArgs): ApprovalDecision {
+    const args = ApproveArgs.parse(raw);
+    this.decisions.set(args.callId, {
+      approved: true,
+      ...(args.arguments !== undefined ? { argumentsJson: JSON.stringify(args.arguments) } : {}),
+      ...(args.note !== undefined ? { note: args.note } : {}),
+    });
+    return { callId: args.callId, decision: 'approved' };
+  }
+
+  validateReject(raw: unknown): void {
+    this.waiting(parse(RejectArgs, raw).callId);
+  }
+
+  reject(raw: RejectArgs): ApprovalDecision {
+    const args = RejectArgs.parse(raw);
+    this.decisions.set(args.callId, {
+      approved: false,
+      ...(args.reason !== undefined ? { reason: args.reason } : {}),
+    });
+    return { callId: args.callId, decision: 'rejected' };
+  }
+
+  /** The call `callId` if it waits for a decision; a readable refusal otherwise. */
+  private waiting(callId: string): PendingApproval {
+    const pending = this.state.pendingApprovals.find((call) => call.callId === callId);
+    if (pending !== undefined && !this.decisions.has(callId)) return pending;
+    const decision = this.decisions.get(callId);
+    if (decision !== undefined) {
+      throw new Error(`Call ${callId} was already ${decision.approved ? 'approved' : 'rejected'}`);
+    }
+    const waiting = this.state.pendingApprovals.map((call) => `${call.callId} (${call.name})`);
+    throw new Error(
+      `No call ${callId} waits for approval; ${waiting.length > 0 ? `waiting: ${waiting.join(', ')}` : 'none does now'}`,
+    );
+  }
+
+  /** Checks edited arguments against the tool's strict JSON Schema, as the model's would be. */
+  private checkArguments(toolName: string, value: Record<string, unknown>): string[] {
+    let schema = this.schemas.get(toolName);
+    if (schema === undefined) {
+      const parameters = this.tools.get(toolName)?.parameters;
+      // Without a schema the executor still validates when the call runs; its observation says what was wrong.
+      if (parameters === undefined) return [];
+      schema = z.fromJSONSchema(parameters);
+      this.schemas.set(toolName, schema);
+    }
+    const parsed = schema.safeParse(value);
+    return parsed.success ? [] : formatIssues(parsed.error);
+  }
+}
+
+function parse<T>(schema: z.ZodType<T>, raw: unknown): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(`Invalid update:\n${formatIssues(parsed.error).join('\n')}`);
+  return parsed.data;
+}

@@ -1,0 +1,89 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+import type { ConversationItem } from '../contract/model-request.js';
+import type { Observation } from '../contract/observation.js';
+import { observationText } from '../contract/observation.js';
+import { jsonBytes } from '../contract/payload.js';
+
+/** What a stateless conversation carries across continue-as-new. */
+export interface ConversationSnapshot {
+  /** Items by turn: the first group holds the task; each later one a turn's output, results and messages. */
+  groups: ConversationItem[][];
+  /** Turns dropped from the front to keep the conversation within its size. */
+  omittedTurns: number;
+}
+
+/**
+ * The conversation of a stateless run (`store: false`): every item the model needs, kept in the
+ * workflow and sent whole each turn. Compaction drops the oldest whole turns (never the task, never
+ * the current turn), so a call and its result are always dropped together.
+ */
+export class Conversation {
+  private readonly groups: ConversationItem[][];
+  private omittedTurns: number;
+
+  constructor(snapshot?: ConversationSnapshot) {
+    this.groups = snapshot?.groups.map((group) => [...group]) ?? [];
+    this.omittedTurns = snapshot?.omittedTurns ?? 0;
+  }
+
+  addUserMessage(text: string): void {
+    const item: ConversationItem = { type: 'message', role: 'user', content: text };
+    if (this.groups.length === 0) this.groups.push([item]);
+    else this.groups.at(-1)!.push(item);
+  }
+
+  addTurnOutput(items: readonly ConversationItem[]): void {
+    this.groups.push([...items]);
+  }
+
+  addObservations(observations: readonly Observation[]): void {
+    const group = this.groups.at(-1);
+    if (group === undefined) return;
+    for (const observation of observations) {
+      group.push({
+        type: 'function_call_output',
+        call_id: observation.callId,
+        output: observationText(observation),
+      });
+    }
+  }
+
+  /** The items to send, after dropping old turns until they fit in `budgetBytes`. */
+  items(budgetBytes: number): ConversationItem[] {
+    this.compact(budgetBytes);
+    const [first = [], ...rest] = this.groups;
+    const note: ConversationItem[] =
+      this.omittedTurns > 0
+        ? [
+            {
+              type: 'message',
+              role: 'developer',
+              content: `[${this.omittedTurns} earlier turn(s) of this conversation were dropped to keep it within its size limit.]`,
+            },
+          ]
+        : [];
+    return [...first, ...note, ...rest.flat()];
+  }
+
+  /** A copy to carry across continue-as-new, compacted to `budgetBytes`. */
+  snapshot(budgetBytes: number): ConversationSnapshot {
+    this.compact(budgetBytes);
+    return { groups: this.groups.map((group) => [...group]), omittedTurns: this.omittedTurns };
+  }
+
+  private compact(budgetBytes: number): void {
+    while (jsonBytes(this.groups) > budgetBytes && this.groups.length > 2) {
+      this.groups.splice(1, 1);
+      this.omittedTurns += 1;
+    }
+    if (jsonBytes(this.groups) > budgetBytes) {
+      throw ApplicationFailure.create({
+        type: 'KeelError.PayloadTooLarge',
+        message:
+          `The conversation is ${jsonBytes(this.groups)} bytes even with every earlier turn dropped, over the ` +
+          `${budgetBytes} bytes a stateless run may send in one turn. Shorten the task or the tool outputs.`,
+        nonRetryable: true,
+      });
+    }
+  }
+}
