@@ -20,14 +20,18 @@ export function jsonBytes(value: unknown): number {
   return utf8Bytes(JSON.stringify(value) ?? '');
 }
 
-/** Text of at most `maxBytes` UTF-8 bytes, cut at a character boundary. */
-export function cutToBytes(text: string, maxBytes: number): string {
-  if (utf8Bytes(text) <= maxBytes) return text;
+/**
+ * Text of at most `maxBytes`, cut at a character boundary. Measured as UTF-8, or with `asJson` as the
+ * JSON string it becomes (escapes such as `\u0001` count six bytes).
+ */
+export function cutToBytes(text: string, maxBytes: number, asJson = false): string {
+  const measure = asJson ? jsonBytes : utf8Bytes;
+  if (measure(text) <= maxBytes) return text;
   let low = 0;
   let high = Math.min(text.length, maxBytes);
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (utf8Bytes(text.slice(0, middle)) <= maxBytes) low = middle;
+    if (measure(text.slice(0, middle)) <= maxBytes) low = middle;
     else high = middle - 1;
   }
   // Never split a surrogate pair.
@@ -48,11 +52,12 @@ export function fitObservations(observations: readonly Observation[], budgetByte
   let remaining = budgetBytes;
   let share = 0;
   const cut = new Set<number>();
-  order.forEach(({ size, index }, position) => {
-    share = remaining / (order.length - position);
-    if (size <= share) remaining -= size;
+  for (const [position, { size, index }] of order.entries()) {
+    // Once one is cut, it and every larger one get the same share of what is left.
+    if (cut.size === 0) share = remaining / (order.length - position);
+    if (cut.size === 0 && size <= share) remaining -= size;
     else cut.add(index);
-  });
+  }
   return observations.map((observation, index) => {
     if (!cut.has(index)) return observation;
     const text = observation.ok ? observation.output : (observation.preview ?? observation.message);
@@ -64,7 +69,7 @@ export function fitObservations(observations: readonly Observation[], budgetByte
       message:
         `The result was ${sizes[index]} bytes: too large to send together with this turn's other results, ` +
         'so only its start is shown. Ask for less at a time (a smaller range or a narrower query).',
-      preview: cutToBytes(text, Math.max(0, Math.floor(share) - overhead)),
+      preview: cutToBytes(text, Math.max(0, Math.floor(share) - overhead), true),
     };
   });
 }

@@ -288,6 +288,8 @@ export class ScriptedModel {
       receivedAt: Date.now() - this.#started,
     };
     this.requests.push(recorded);
+    // Waiters hear of the request now, not when its (possibly held) answer goes out.
+    this.notify();
     const step = Array.isArray(this.#script) ? this.#script[index] : this.#script(recorded);
     if (step === undefined) {
       this.problems.push(

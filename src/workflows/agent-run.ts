@@ -156,7 +156,8 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
     state.costUsd = price === undefined ? null : usageCost(state.usage, price);
   };
   updateCost();
-  const startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
+  // The first execution's start: later executions carry it, so the time budget spans the whole run.
+  const startedAtMs = carried?.startedAtMs ?? workflowInfo().runStartTime.getTime();
   let outOfTime = false;
   if (budgets.maxDurationSeconds !== undefined) {
     const leftMs = budgets.maxDurationSeconds * 1000 - (workflowInfo().runStartTime.getTime() - startedAtMs);
@@ -308,18 +309,30 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
     state.turn += 1;
     state.phase = 'thinking';
     publish();
+    const request: ModelRequest = {
+      model,
+      instructions: input.instructions ?? DEFAULT_INSTRUCTIONS,
+      turn: state.turn,
+      input: modelInputFor(next),
+      tools: tools.map((tool) => tool.name),
+      parallelToolCalls: input.parallelToolCalls,
+      ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
+    };
+    // The last line of defence: Temporal would refuse the command and retry the workflow task forever.
+    const requestBytes = jsonBytes(request);
+    if (requestBytes > PAYLOAD_BYTES_LIMIT) {
+      return finish({
+        status: 'failed',
+        errorType: 'KeelError.PayloadTooLarge',
+        reason:
+          `The model request for turn ${state.turn} would be ${requestBytes} bytes, more than the ` +
+          `${PAYLOAD_BYTES_LIMIT} bytes Keel lets through one Temporal payload. Shorten the instructions, task or messages.`,
+      });
+    }
     let turn: ModelTurn;
     try {
-      turn = await callModel(limits, {
-        model,
-        instructions: input.instructions ?? DEFAULT_INSTRUCTIONS,
-        turn: state.turn,
-        input: modelInputFor(next),
-        tools: tools.map((tool) => tool.name),
-        parallelToolCalls: input.parallelToolCalls,
-        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
-        ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
-      });
+      turn = await callModel(limits, request);
     } catch (error) {
       rethrowIfCancelled(error, () => publish({ status: 'cancelled' }));
       return finish(failure('model turn', error));

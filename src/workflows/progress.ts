@@ -52,9 +52,9 @@ export function recordObservation(state: RunState, call: ToolCall, observation: 
   });
 }
 
-/** Records a user message as the model receives it (at the turn about to start). */
+/** Records a user message as the model receives it, in the turn that is starting. */
 export function recordMessage(state: RunState, text: string): void {
-  append(state, { kind: 'message', turn: state.turn + 1, text: preview(text) });
+  append(state, { kind: 'message', turn: state.turn, text: preview(text) });
 }
 
 /** Records that a call waits for approval, or how it was decided. */

@@ -14,6 +14,7 @@ import type { RunLimits } from '../../src/contract/run-input.js';
 import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import { builtinTools, createKeelWorker } from '../../src/worker.js';
+import type { KeelWorkerOptions } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
 
 import { silentLogger } from './loggers.js';
@@ -78,6 +79,10 @@ export interface TestWorkerOptions {
   /** Background unless a test says otherwise: the production default for the OpenAI API. */
   modelMode?: ModelMode;
   workerOptions?: Partial<WorkerOptions>;
+  /** The operator's budgets, prices and model pacing, as `KEEL_MAX_TOTAL_TOKENS` and friends give them. */
+  budgets?: KeelWorkerOptions['budgets'];
+  prices?: KeelWorkerOptions['prices'];
+  modelPacing?: KeelWorkerOptions['modelPacing'];
 }
 
 /** A Keel worker on its own task queue, talking to the scripted model through the real `openai` SDK. */
@@ -107,6 +112,9 @@ export async function startTestWorker(
     ...(options.logger ? { logger: options.logger } : {}),
     workflowBundle: { codePath: inject('workflowBundlePath') },
     ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
+    ...(options.budgets ? { budgets: options.budgets } : {}),
+    ...(options.prices ? { prices: options.prices } : {}),
+    ...(options.modelPacing ? { modelPacing: options.modelPacing } : {}),
   });
   return { worker, taskQueue, keel: new KeelClient(server.client, taskQueue) };
 }

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTestServer, withTestWorker } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { executionChain } from '../support/run-state.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { echoTool } from '../support/test-tools.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await connectTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('stateless conversations (store: false)', () => {
+  it('sends the whole conversation each turn, encrypted reasoning included, and never chains', async () => {
+    const model = await ScriptedModel.start([
+      reply.items([{ reasoning: 'look first' }, { call: { name: 'echo', arguments: { text: 'one' } } }]),
+      reply.items([{ reasoning: 'again' }, { call: { name: 'echo', arguments: { text: 'two' } } }]),
+      reply.text('done'),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [echoTool] }, async ({ keel }) => {
+        // Three turns in three executions: the conversation travels across continue-as-new.
+        const runId = await keel.startRun({
+          task: 'echo twice',
+          conversation: 'stateless',
+          continueAsNewAfterTurns: 1,
+        });
+        expect(await keel.waitForResult(runId)).toMatchObject({
+          status: 'completed',
+          finalText: 'done',
+          turns: 3,
+        });
+        expect(await executionChain(server.client, runId)).toHaveLength(3);
+      });
+      model.assertDone();
+      for (const request of model.requests) {
+        expect(request.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'] });
+        expect(request.body.previous_response_id).toBeUndefined();
+        expect(request.body.background).toBeUndefined();
+      }
+      // Background mode needs stored responses: stateless turns are plain requests, never polled.
+      expect(model.retrievals).toEqual([]);
+      const firstTurn = [
+        { type: 'message', role: 'user', content: 'echo twice' },
+        {
+          type: 'reasoning',
+          id: 'rs_0',
+          summary: [{ type: 'summary_text', text: 'look first' }],
+          encrypted_content: 'encrypted:resp_1:look first',
+        },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1_1', name: 'echo', arguments: '{"text":"one"}' },
+        { type: 'function_call_output', call_id: 'call_1_1', output: 'echo: one' },
+      ];
+      expect(model.requests[0]!.body.input).toEqual(firstTurn.slice(0, 1));
+      expect(model.requests[1]!.body.input).toEqual(firstTurn);
+      expect(model.requests[2]!.body.input).toEqual([
+        ...firstTurn,
+        {
+          type: 'reasoning',
+          id: 'rs_0',
+          summary: [{ type: 'summary_text', text: 'again' }],
+          encrypted_content: 'encrypted:resp_2:again',
+        },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_2_1', name: 'echo', arguments: '{"text":"two"}' },
+        { type: 'function_call_output', call_id: 'call_2_1', output: 'echo: two' },
+      ]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('fails clearly, without retrying, when a chained run’s previous response has expired', async () => {
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'echo', arguments: { text: 'one' } }),
+      reply.error(400, "Previous response with id 'resp_1' not found.", {
+        code: 'previous_response_not_found',
+      }),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [echoTool] }, async ({ keel }) => {
+        const result = await keel.waitForResult(await keel.startRun({ task: 'echo' }));
+        expect(result).toMatchObject({
+          status: 'failed',
+          errorType: 'ModelError.PreviousResponseNotFound',
+          turns: 2,
+        });
+        expect(result.status === 'failed' && result.reason).toContain(
+          'Start the run with conversation "stateless" to keep the whole conversation in the run instead.',
+        );
+      });
+      model.assertDone();
+    } finally {
+      await model.close();
+    }
+  });
+});
