@@ -21,8 +21,9 @@ const published: readonly PublishedSchema[] = [
     title: 'Keel run input',
     description:
       'The single argument of the agentRun workflow. Only task is required; every other field falls back to ' +
-      "the worker's configuration or Keel's default. The worker also refuses a task that is only whitespace " +
-      'and a tools list that repeats a name.',
+      "the worker's configuration or Keel's default. The worker also refuses a task that is only whitespace, " +
+      'a tools list that repeats a name, idleTimeoutSeconds without session, and approvalTools that name a ' +
+      'tool the tools list leaves out.',
   },
   {
     file: 'run-result.schema.json',

@@ -25,7 +25,12 @@ describe('RunInput', () => {
   it('fills in the defaults when only the task is given; limits stay open for the worker to fill', () => {
     const input = RunInput.parse({ task: 'List the files.' });
 
-    expect(input).toEqual({ task: 'List the files.', parallelToolCalls: false });
+    expect(input).toEqual({
+      task: 'List the files.',
+      parallelToolCalls: false,
+      session: false,
+      conversation: 'chained',
+    });
     expect(resolveLimits(input)).toEqual({
       maxTurns: 20,
       observationCharLimit: 12_000,
@@ -50,6 +55,15 @@ describe('RunInput', () => {
       observationCharLimit: 500,
       modelTimeoutSeconds: 30,
       heartbeatTimeoutSeconds: 5,
+      approvalTools: ['read_file'],
+      approvalTimeoutSeconds: 3600,
+      session: true,
+      idleTimeoutSeconds: 600,
+      conversation: 'stateless',
+      continueAsNewAfterTurns: 50,
+      maxTotalTokens: 100_000,
+      maxDurationSeconds: 7200,
+      maxCostUsd: 2.5,
     };
 
     expect(RunInput.parse(args)).toEqual(args);
@@ -57,6 +71,19 @@ describe('RunInput', () => {
 
   it('trims the task', () => {
     expect(RunInput.parse({ task: '  List the files.\n' }).task).toBe('List the files.');
+  });
+
+  it('refuses an idle timeout outside a session and approval for a tool the run does not offer', () => {
+    expect(refusal({ task: 'x', idleTimeoutSeconds: 60 })).toEqual([
+      'idleTimeoutSeconds: applies only to a session: set session to true as well',
+    ]);
+    expect(refusal({ task: 'x', tools: ['read_file'], approvalTools: ['write_file'] })).toEqual([
+      "approvalTools[0]: names write_file, which is not among this run's tools",
+    ]);
+  });
+
+  it('refuses budgets that cannot be met', () => {
+    expect(refusal({ task: 'x', maxTotalTokens: 0, maxCostUsd: 0, maxDurationSeconds: 0 })).toHaveLength(3);
   });
 
   it('refuses unknown keys, so a typo is an error', () => {
@@ -73,11 +100,11 @@ describe('RunInput', () => {
     expect(refusal({})).toEqual([expect.stringMatching(/^task: /)]);
   });
 
-  it.each([1, 20, 1000])('accepts maxTurns %i', (maxTurns) => {
+  it.each([1, 20, 1000, 1_000_000])('accepts maxTurns %i', (maxTurns) => {
     expect(RunInput.parse({ task: 'Go.', maxTurns }).maxTurns).toBe(maxTurns);
   });
 
-  it.each([0, -1, 1001, 2.5])('refuses maxTurns %d', (maxTurns) => {
+  it.each([0, -1, 1_000_001, 2.5])('refuses maxTurns %d', (maxTurns) => {
     expect(refusal({ task: 'Go.', maxTurns })).toEqual([expect.stringMatching(/^maxTurns: /)]);
   });
 

@@ -79,6 +79,15 @@ const fullInput = {
   observationCharLimit: 4000,
   modelTimeoutSeconds: 120,
   heartbeatTimeoutSeconds: 10,
+  approvalTools: ['read_file'],
+  approvalTimeoutSeconds: 600,
+  session: true,
+  idleTimeoutSeconds: 900,
+  conversation: 'stateless',
+  continueAsNewAfterTurns: 100,
+  maxTotalTokens: 200_000,
+  maxDurationSeconds: 3600,
+  maxCostUsd: 5,
 };
 
 describe('published JSON Schemas (docs/schemas)', () => {
@@ -131,7 +140,7 @@ describe('run-input.schema.json', () => {
     ['an unknown field', { task: 'x', maxTurn: 5 }, /\(root\) must NOT have additional properties/],
     ['a string for a number', { task: 'x', maxTurns: '5' }, /\/maxTurns must be integer/],
     ['a fraction of a turn', { task: 'x', maxTurns: 2.5 }, /\/maxTurns must be integer/],
-    ['too many turns', { task: 'x', maxTurns: 1001 }, /\/maxTurns must be <= 1000/],
+    ['too many turns', { task: 'x', maxTurns: 1_000_001 }, /\/maxTurns must be <= 1000000/],
     ['an unknown reasoning effort', { task: 'x', reasoningEffort: 'max' }, /\/reasoningEffort must be equal/],
     ['a malformed tool name', { task: 'x', tools: ['read file'] }, /\/tools\/0 must match pattern/],
     ['a bare string', 'List the files.', /\(root\) must be object/],
@@ -142,8 +151,13 @@ describe('run-input.schema.json', () => {
     expect(RunInput.safeParse(input).success).toBe(false);
   });
 
-  it('leaves only a blank task and a repeated tool name for the worker to refuse', () => {
-    for (const input of [{ task: '   ' }, { task: 'x', tools: ['echo', 'echo'] }]) {
+  it('leaves only the rules between fields, a blank task and a repeated tool name for the worker to refuse', () => {
+    for (const input of [
+      { task: '   ' },
+      { task: 'x', tools: ['echo', 'echo'] },
+      { task: 'x', idleTimeoutSeconds: 60 },
+      { task: 'x', tools: ['echo'], approvalTools: ['deploy'] },
+    ]) {
       expect(schemaErrors('run-input.schema.json', input)).toEqual([]);
       expect(RunInput.safeParse(input).success).toBe(false);
     }
