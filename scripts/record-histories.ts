@@ -4,20 +4,33 @@
  * under older code, and every generation must keep replaying. Run with `npm run record-histories`
  * (a vitest file, so it shares the test set-up) and commit the result.
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../test/support/harness.js';
 import type { TestServer } from '../test/support/harness.js';
 import { historyJson } from '../test/support/history.js';
+import { executionChain } from '../test/support/run-state.js';
 import { recordedScenarios } from '../test/support/recorded-scenarios.js';
 import { ScriptedModel } from '../test/support/scripted-model.js';
 
-const directory = path.resolve(
-  import.meta.dirname,
-  '../test/fixtures/histories',
-  new Date().toISOString().slice(0, 10),
-);
+const histories = path.resolve(import.meta.dirname, '../test/fixtures/histories');
+const today = new Date().toISOString().slice(0, 10);
+/**
+ * `<today>`, or `<today>.2`, `.3`… when that generation exists: a generation that was committed may
+ * be what runs in flight were recorded under, so a new recording never overwrites it.
+ */
+const directory = path.join(histories, nextGeneration(today));
+
+function nextGeneration(date: string): string {
+  const taken = new Set(existsSync(histories) ? readdirSync(histories) : []);
+  if (!taken.has(date)) return date;
+  let suffix = 2;
+  while (taken.has(`${date}.${suffix}`)) suffix++;
+  return `${date}.${suffix}`;
+}
 
 let server: TestServer;
 beforeAll(async () => {
@@ -42,6 +55,10 @@ describe('record-histories', () => {
         const options = { model, tools, workspace, workerOptions: { shutdownGraceTime: 0 } };
         const taskQueue = await withTestWorker(server, options, async ({ keel, worker, taskQueue }) => {
           await keel.startRun(scenario.input, { runId });
+          await scenario.interact?.(keel, runId, {
+            ...(started ? { started } : {}),
+            ...(release ? { release } : {}),
+          });
           if (scenario.cancel) {
             await started;
             await keel.cancelRun(runId);
@@ -59,7 +76,10 @@ describe('record-histories', () => {
           await withTestWorker(server, { ...options, taskQueue }, ({ keel }) => keel.waitForResult(runId));
         }
         model.assertDone();
-        const json = JSON.stringify(JSON.parse(await historyJson(server.client, runId)), null, 2);
+        const history = scenario.firstExecution
+          ? historyToJSON({ events: (await executionChain(server.client, runId))[0]!.events })
+          : await historyJson(server.client, runId);
+        const json = JSON.stringify(JSON.parse(history), null, 2);
         expect(json).toContain('"agentRun"');
         await writeFile(path.join(directory, `${scenario.name}.json`), json + '\n');
       } finally {

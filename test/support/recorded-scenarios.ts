@@ -3,7 +3,9 @@ import type { Tool } from '../../src/tools/define-tool.js';
 import { readFile } from '../../src/tools/builtin/index.js';
 import { reply } from './scripted-model.js';
 import type { ScriptStep } from './scripted-model.js';
-import { addTool, blockingTool, echoTool } from './test-tools.js';
+import type { KeelClient } from '../../src/client.js';
+import { waitForState } from './run-state.js';
+import { addTool, blockingTool, deployTool, echoTool } from './test-tools.js';
 
 /** A run recorded into `test/fixtures/histories/<name>.json` and replayed against the current workflow. */
 export interface RecordedScenario {
@@ -17,6 +19,14 @@ export interface RecordedScenario {
   cancel?: boolean;
   /** Stop the worker once the tool has started, release the tool, and finish on a new worker. */
   restartWorker?: boolean;
+  /** What a person or service does while the run goes on (approve, send, end a session). */
+  interact?: (
+    keel: KeelClient,
+    runId: string,
+    tools: { started?: Promise<unknown>; release?: () => void },
+  ) => Promise<void>;
+  /** For a run that continues as new: record its first execution instead of its last. */
+  firstExecution?: boolean;
 }
 
 /** Every workflow path worth guarding against non-deterministic changes. */
@@ -107,5 +117,93 @@ export const recordedScenarios: RecordedScenario[] = [
       };
     },
     restartWorker: true,
+  },
+  {
+    name: 'approval-edited-then-rejected',
+    input: { task: 'Deploy twice' },
+    steps: [
+      reply.calls(
+        { name: 'deploy', arguments: { service: 'api', replicas: 9 } },
+        { name: 'deploy', arguments: { service: 'db', replicas: 1 } },
+      ),
+      reply.text('One deployed.'),
+    ],
+    tools: () => ({ tools: [deployTool().tool] }),
+    interact: async (keel, runId) => {
+      await waitForState(keel, runId, (state) => state.pendingApprovals[0]?.callId === 'call_1_1');
+      await keel.approveCall(runId, 'call_1_1', { arguments: { service: 'api', replicas: 2 } });
+      await waitForState(keel, runId, (state) => state.pendingApprovals[0]?.callId === 'call_1_2');
+      await keel.rejectCall(runId, 'call_1_2', 'not today');
+    },
+  },
+  {
+    name: 'approval-timed-out',
+    input: { task: 'Deploy', approvalTimeoutSeconds: 1 },
+    steps: [
+      reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 1 } }),
+      reply.text('No answer.'),
+    ],
+    tools: () => ({ tools: [deployTool().tool] }),
+  },
+  {
+    name: 'message-mid-turn',
+    input: { task: 'Block, then listen' },
+    steps: [reply.calls({ name: 'block', arguments: { label: 'z' } }), reply.text('Heard you.')],
+    tools: () => {
+      const blocking = blockingTool();
+      return {
+        tools: [blocking.tool],
+        started: blocking.started.promise,
+        release: () => blocking.release.resolve('released'),
+      };
+    },
+    interact: async (keel, runId, { started, release }) => {
+      await started;
+      await keel.sendMessage(runId, 'Also: be brief.');
+      release?.();
+    },
+  },
+  {
+    name: 'session-message-then-end',
+    input: { task: 'Say hello', session: true, idleTimeoutSeconds: 600 },
+    steps: [reply.text('Hello!'), reply.text('A plan.')],
+    tools: () => ({ tools: [echoTool] }),
+    interact: async (keel, runId) => {
+      await waitForState(keel, runId, (state) => state.phase === 'idle');
+      await keel.sendMessage(runId, 'Make a plan.');
+      await waitForState(keel, runId, (state) => state.phase === 'idle' && state.answers === 2);
+      await keel.endSession(runId);
+    },
+  },
+  {
+    name: 'budgets-max-tokens',
+    input: { task: 'Spend', maxTotalTokens: 150, maxDurationSeconds: 600 },
+    steps: [
+      reply.calls({ name: 'echo', arguments: { text: '1' } }),
+      reply.calls({ name: 'echo', arguments: { text: '2' } }),
+    ],
+    tools: () => ({ tools: [echoTool] }),
+  },
+  {
+    name: 'continued-as-new-first-execution',
+    input: { task: 'Echo across executions', continueAsNewAfterTurns: 1 },
+    steps: [reply.calls({ name: 'echo', arguments: { text: '1' } }), reply.text('done')],
+    tools: () => ({ tools: [echoTool] }),
+    firstExecution: true,
+  },
+  {
+    name: 'continued-as-new-last-execution',
+    input: { task: 'Echo across executions', continueAsNewAfterTurns: 1 },
+    steps: [reply.calls({ name: 'echo', arguments: { text: '1' } }), reply.text('done')],
+    tools: () => ({ tools: [echoTool] }),
+  },
+  {
+    name: 'stateless-conversation',
+    input: { task: 'Echo statelessly', conversation: 'stateless' },
+    steps: [
+      reply.items([{ reasoning: 'think' }, { call: { name: 'echo', arguments: { text: 'x' } } }]),
+      reply.text('done'),
+    ],
+    tools: () => ({ tools: [echoTool] }),
   },
 ];

@@ -87,3 +87,19 @@ export function blockingTool(
   });
   return { tool, started, aborted, release, calls };
 }
+
+/** Deploys a service: a side effect that always needs a person's approval. Records what it ran with. */
+export function deployTool() {
+  const ran: Array<{ service: string; replicas: number }> = [];
+  const tool = defineTool({
+    name: 'deploy',
+    description: 'Deploy a service.',
+    schema: z.object({ service: z.string(), replicas: z.number().int().min(1) }),
+    needsApproval: true,
+    execute: (input) => {
+      ran.push(input);
+      return `deployed ${input.service} x${input.replicas}`;
+    },
+  });
+  return { tool, ran };
+}

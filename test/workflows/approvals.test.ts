@@ -10,7 +10,7 @@ import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { ScriptStep } from '../support/scripted-model.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import type { KeelClient } from '../../src/client.js';
-import { echoTool } from '../support/test-tools.js';
+import { deployTool, echoTool } from '../support/test-tools.js';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 
 let server: TestServer;
@@ -20,22 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-/** A tool with side effects that always needs approval; records what it ran with. */
-function deployTool() {
-  const ran: Array<{ service: string; replicas: number }> = [];
-  const tool = defineTool({
-    name: 'deploy',
-    description: 'Deploy a service.',
-    schema: z.object({ service: z.string(), replicas: z.number().int().min(1) }),
-    needsApproval: true,
-    execute: (input) => {
-      ran.push(input);
-      return `deployed ${input.service} x${input.replicas}`;
-    },
-  });
-  return { tool, ran };
-}
 
 /** A file writer that needs approval only outside `drafts/`. */
 function guardedWriteTool() {
