@@ -5,7 +5,7 @@ import { freePort } from '../support/free-port.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
-import { blockingTool, echoTool } from '../support/test-tools.js';
+import { blockingTool, deployTool, echoTool } from '../support/test-tools.js';
 
 let server: TestServer;
 let environment: NodeJS.ProcessEnv;
@@ -24,7 +24,19 @@ describe('keel usage', () => {
   it('prints help for keel and for each command', async () => {
     const top = await runCli(['--help'], { env: cliEnvironment() });
     expect(top.code).toBe(0);
-    for (const command of ['run', 'worker', 'status', 'follow', 'result', 'list', 'cancel']) {
+    for (const command of [
+      'run',
+      'worker',
+      'status',
+      'follow',
+      'result',
+      'list',
+      'cancel',
+      'approve',
+      'reject',
+      'send',
+      'end',
+    ]) {
       expect(top.stdout).toContain(`  ${command}`);
     }
     const run = await runCli(['run', '--help'], { env: cliEnvironment() });
@@ -40,6 +52,9 @@ describe('keel usage', () => {
     [['list', '--bogus'], "Unknown option '--bogus'"],
     [['status', 'x', '--demo'], 'Option --demo does not apply to "keel status".'],
     [['run', 'x', '--max-turns', 'lots'], '--max-turns must be a whole number of at least 1'],
+    [['approve', 'run-1'], 'Give exactly two arguments: the run id and the call id.'],
+    [['approve', 'run-1', 'call-1', '--args', '[1]'], '--args must be a JSON object'],
+    [['send', 'run-1'], 'Give the run id and the message'],
   ])('refuses %j with exit code 2 and says what is wrong', async (args, message) => {
     const { code, stderr } = await runCli(args, { env: cliEnvironment() });
     expect(code).toBe(2);
@@ -147,6 +162,70 @@ describe('keel against a cluster with its own workers', () => {
           listed = JSON.parse(list.stdout) as typeof listed;
         }
         expect(listed).toMatchObject([{ runId, keelStatus: 'completed' }]);
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('approves and rejects calls, talks to a session and ends it', async () => {
+    const deploy = deployTool();
+    const model = await ScriptedModel.start([
+      reply.calls(
+        { name: 'echo', arguments: { text: 'from the model' } },
+        { name: 'deploy', arguments: { service: 'api', replicas: 3 } },
+      ),
+      reply.text('Echoed; deploy refused.'),
+      reply.text('Here is the next step.'),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [echoTool, deploy.tool] }, async ({ taskQueue }) => {
+        const queue = ['--task-queue', taskQueue];
+        const cli = (...args: string[]) => runCli([...args, ...queue], { env: environment });
+        const started = await cli('run', 'Echo, then deploy', '--detach', '--approve', 'echo', '--session');
+        const runId = started.stdout.trim();
+
+        let status = await cli('status', runId);
+        while (!status.stdout.includes('waiting for approval')) status = await cli('status', runId);
+        expect(status.stdout).toContain('waiting for approval: echo {"text":"from the model"}');
+        expect(status.stdout).toContain(`keel approve ${runId} call_1_1`);
+
+        const approved = await cli('approve', runId, 'call_1_1', '--args', '{"text":"edited"}');
+        expect(approved.code).toBe(0);
+        expect(approved.stdout).toContain('Approved call_1_1 with edited arguments');
+
+        const refused = await cli('approve', runId, 'call_1_1');
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toMatch(
+          /Refused: (Call call_1_1 was already approved|No call call_1_1 waits)/,
+        );
+
+        while (!(await cli('status', runId)).stdout.includes('waiting for approval: deploy'));
+        const rejected = await cli('reject', runId, 'call_1_2', '--reason', 'frozen this week');
+        expect(rejected.code).toBe(0);
+
+        while (!(await cli('status', runId)).stdout.includes('session idle'));
+        const sent = await cli('send', runId, 'What', 'next?', '--wait');
+        expect(sent.code).toBe(0);
+        expect(sent.stdout).toContain('Here is the next step.');
+
+        expect((await cli('end', runId)).code).toBe(0);
+        const result = await cli('result', runId, '--json');
+        expect(JSON.parse(result.stdout)).toMatchObject({
+          status: 'completed',
+          finalText: 'Here is the next step.',
+        });
+        expect(deploy.ran).toEqual([]);
+        expect(model.requests[1]?.body.input).toMatchObject([
+          { output: '[A person approved this call with edited arguments: {"text":"edited"}]\necho: edited' },
+          { output: expect.stringContaining('frozen this week') as unknown },
+        ]);
+        expect(model.requests[2]?.body.input).toEqual([
+          { type: 'message', role: 'user', content: 'What next?' },
+        ]);
+        const late = await cli('send', runId, 'anyone?');
+        expect(late.code).toBe(1);
+        expect(late.stderr).toContain(`Refused: Run ${runId} has ended`);
       });
     } finally {
       await model.close();
