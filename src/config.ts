@@ -69,10 +69,12 @@ function limit(field: keyof RunLimits | keyof RunBudgets): Variable<number | und
       const parsed = schema.safeParse(Number(value));
       if (parsed.success) return parsed.data;
       const kind = schema.isInt ? 'a whole number' : 'a number';
-      const range =
-        schema.maxValue === null || !Number.isFinite(schema.maxValue)
-          ? `above ${schema.minValue ?? 0}`
-          : `from ${schema.minValue} to ${schema.maxValue}`;
+      const unbounded = schema.maxValue === null || schema.maxValue >= Number.MAX_SAFE_INTEGER;
+      const range = unbounded
+        ? schema.minValue === 0
+          ? 'above 0'
+          : `of at least ${schema.minValue}`
+        : `from ${schema.minValue} to ${schema.maxValue}`;
       throw new ConfigError(`${name} must be ${kind} ${range}, not ${JSON.stringify(value)}`);
     },
   };

@@ -51,6 +51,11 @@ describe('workerConfigFromEnvironment', () => {
       heartbeatIntervalSeconds: 2,
       tools: undefined,
       limits: {},
+      budgets: {},
+      prices: undefined,
+      modelPacing: {},
+      runCommand: undefined,
+      httpFetch: undefined,
       model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
     });
   });
@@ -84,8 +89,16 @@ describe('workerConfigFromEnvironment', () => {
   });
 
   it.each([
-    ['KEEL_MAX_TURNS', '0', 'KEEL_MAX_TURNS must be a whole number from 1 to 1000, not "0"'],
-    ['KEEL_MAX_TURNS', 'many', 'KEEL_MAX_TURNS must be a whole number from 1 to 1000, not "many"'],
+    ['KEEL_MAX_TURNS', '0', 'KEEL_MAX_TURNS must be a whole number from 1 to 1000000, not "0"'],
+    ['KEEL_MAX_TURNS', 'many', 'KEEL_MAX_TURNS must be a whole number from 1 to 1000000, not "many"'],
+    ['KEEL_MAX_TOTAL_TOKENS', '0', 'KEEL_MAX_TOTAL_TOKENS must be a whole number of at least 1, not "0"'],
+    ['KEEL_MAX_COST_USD', '-2', 'KEEL_MAX_COST_USD must be a number above 0, not "-2"'],
+    [
+      'KEEL_MODEL_PRICES',
+      '{"gpt-5":{"input":1}}',
+      'KEEL_MODEL_PRICES must be JSON like {"gpt-5":{"input":1.25,"cachedInput":0.125,"output":10}} (US dollars per million tokens), not "{\\"gpt-5\\":{\\"input\\":1}}"',
+    ],
+    ['KEEL_MODEL_CONCURRENCY', '0', 'KEEL_MODEL_CONCURRENCY must be a whole number of at least 1, not "0"'],
     [
       'KEEL_MODEL_TIMEOUT_SECONDS',
       '7200',
@@ -101,6 +114,26 @@ describe('workerConfigFromEnvironment', () => {
     expect(() => workerConfigFromEnvironment({ ...withKey, [name]: value })).toThrow(
       new ConfigError(message),
     );
+  });
+
+  it('reads budgets, model prices and model pacing', () => {
+    expect(workerConfigFromEnvironment(withKey)).toMatchObject({
+      budgets: {},
+      prices: undefined,
+      modelPacing: {},
+    });
+    const config = workerConfigFromEnvironment({
+      ...withKey,
+      KEEL_MAX_TOTAL_TOKENS: '500000',
+      KEEL_MAX_DURATION_SECONDS: '3600',
+      KEEL_MAX_COST_USD: '2.5',
+      KEEL_MODEL_PRICES: '{"gpt-5-mini":{"input":0.25,"cachedInput":0.025,"output":2}}',
+      KEEL_MODEL_CONCURRENCY: '4',
+      KEEL_MODEL_TOKENS_PER_MINUTE: '200000',
+    });
+    expect(config.budgets).toEqual({ maxTotalTokens: 500_000, maxDurationSeconds: 3600, maxCostUsd: 2.5 });
+    expect(config.prices).toEqual({ 'gpt-5-mini': { input: 0.25, cachedInput: 0.025, output: 2 } });
+    expect(config.modelPacing).toEqual({ maxConcurrent: 4, tokensPerMinute: 200_000 });
   });
 
   it('enables run_command and http_fetch only when given allow-lists, with their options', () => {
