@@ -52,7 +52,13 @@ describe('record-histories', () => {
       const model = await ScriptedModel.start(scenario.steps);
       try {
         const runId = `fixture-${scenario.name}`;
-        const options = { model, tools, workspace, workerOptions: { shutdownGraceTime: 0 } };
+        const options = {
+          model,
+          tools,
+          workspace,
+          workerOptions: { shutdownGraceTime: 0 },
+          ...scenario.worker,
+        };
         const taskQueue = await withTestWorker(server, options, async ({ keel, worker, taskQueue }) => {
           await keel.startRun(scenario.input, { runId });
           await scenario.interact?.(keel, runId, {

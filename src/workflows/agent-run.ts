@@ -292,10 +292,16 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
       if (queue.length === 0 && !ending) {
         state.phase = 'idle';
         publish({ status: 'idle' });
-        const woke = await condition(
-          () => queue.length > 0 || ending || outOfTime || workflowInfo().continueAsNewSuggested,
-          `${input.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS}s`,
-        );
+        let woke: boolean;
+        try {
+          woke = await condition(
+            () => queue.length > 0 || ending || outOfTime || workflowInfo().continueAsNewSuggested,
+            `${input.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS}s`,
+          );
+        } catch (error) {
+          rethrowIfCancelled(error, () => publish({ status: 'cancelled' }));
+          throw error;
+        }
         if (!woke) return finish({ status: 'completed', finalText: state.lastAnswer ?? '' });
         if (outOfTime) continue;
         if (queue.length === 0 && !ending) await continueAsNewNow(next);
@@ -485,6 +491,10 @@ function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
     (name) => !chosen.some((tool) => tool.name === name),
   );
   if (unknownTimeouts.length > 0) refuse('toolTimeouts', unknownTimeouts);
+  const unknownApprovals = (input.approvalTools ?? []).filter(
+    (name) => !chosen.some((tool) => tool.name === name),
+  );
+  if (unknownApprovals.length > 0) refuse('approvalTools', unknownApprovals);
   return chosen;
 }
 

@@ -4,6 +4,7 @@ import { readFile } from '../../src/tools/builtin/index.js';
 import { reply } from './scripted-model.js';
 import type { ScriptStep } from './scripted-model.js';
 import type { KeelClient } from '../../src/client.js';
+import type { TestWorkerOptions } from './harness.js';
 import { waitForState } from './run-state.js';
 import { addTool, blockingTool, deployTool, echoTool } from './test-tools.js';
 
@@ -27,6 +28,8 @@ export interface RecordedScenario {
   ) => Promise<void>;
   /** For a run that continues as new: record its first execution instead of its last. */
   firstExecution?: boolean;
+  /** The worker's configuration beyond its tools (budgets, prices). */
+  worker?: Pick<TestWorkerOptions, 'budgets' | 'prices'>;
 }
 
 /** Every workflow path worth guarding against non-deterministic changes. */
@@ -182,6 +185,19 @@ export const recordedScenarios: RecordedScenario[] = [
       reply.calls({ name: 'echo', arguments: { text: '1' } }),
       reply.calls({ name: 'echo', arguments: { text: '2' } }),
     ],
+    tools: () => ({ tools: [echoTool] }),
+  },
+  {
+    name: 'budgets-max-cost',
+    input: { task: 'Spend money', maxCostUsd: 0.0001 },
+    steps: [reply.calls({ name: 'echo', arguments: { text: '1' } })],
+    tools: () => ({ tools: [echoTool] }),
+    worker: { prices: { 'scripted-model': { input: 1, output: 1 } } },
+  },
+  {
+    name: 'budgets-max-time-awaiting-approval',
+    input: { task: 'Wait for a yes', approvalTools: ['echo'], maxDurationSeconds: 1 },
+    steps: [reply.calls({ name: 'echo', arguments: { text: '1' } })],
     tools: () => ({ tools: [echoTool] }),
   },
   {

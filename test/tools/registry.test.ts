@@ -44,11 +44,25 @@ describe('ToolRegistry', () => {
     expect(registry.names()).toEqual(['gamma', 'alpha', 'beta']);
   });
 
-  it('describes each tool with its routing metadata only', () => {
+  it('describes each tool with its routing metadata, approval rule and argument schema', () => {
     const registry = new ToolRegistry([alpha, beta]);
     expect(registry.describe()).toEqual([
-      { name: 'alpha', description: 'First tool.', readOnly: true, timeoutSeconds: 5 },
-      { name: 'beta', description: 'Second tool.', readOnly: false, timeoutSeconds: 60 },
+      {
+        name: 'alpha',
+        description: 'First tool.',
+        readOnly: true,
+        timeoutSeconds: 5,
+        approval: 'never',
+        parameters: alpha.parameters,
+      },
+      {
+        name: 'beta',
+        description: 'Second tool.',
+        readOnly: false,
+        timeoutSeconds: 60,
+        approval: 'never',
+        parameters: beta.parameters,
+      },
     ]);
   });
 

@@ -1,3 +1,4 @@
+import type { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RunUpdateRefusedError } from '../../src/client.js';
@@ -178,6 +179,18 @@ describe('human approval', () => {
         expect(results[3]).toBe('echo: hi');
       },
     );
+  });
+
+  it('refuses a run that asks approval for a tool the worker does not have', async () => {
+    await withModel([], [echoTool], async ({ keel, model }) => {
+      const error = await keel
+        .waitForResult(await keel.startRun({ task: 'x', approvalTools: ['deploy'] }))
+        .catch((caught: unknown) => caught);
+      expect((error as WorkflowFailedError).cause?.message).toBe(
+        'Invalid run input:\napprovalTools: unknown tool(s) deploy; this worker has echo',
+      );
+      expect(model.requests).toHaveLength(0);
+    });
   });
 
   it('gives up on an approval after approvalTimeoutSeconds and tells the model', async () => {

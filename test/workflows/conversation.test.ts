@@ -1,3 +1,4 @@
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunUpdateRefusedError } from '../../src/client.js';
 import type { KeelClient } from '../../src/client.js';
@@ -132,6 +133,19 @@ describe('messages and sessions', () => {
       const plain = await keel.startRun({ task: 'plain' });
       await expect(keel.endSession(plain)).rejects.toThrow(/not a session|has ended/);
       await keel.waitForResult(plain);
+    });
+  });
+
+  it('cancels an idle session: it ends as Canceled and says so in its search attributes', async () => {
+    await withModel([reply.text('Waiting for you.')], [], async ({ keel }) => {
+      const runId = await keel.startRun({ task: 'wait', session: true });
+      await waitForState(keel, runId, (state) => state.phase === 'idle');
+      await keel.cancelRun(runId);
+      const error = await keel.waitForResult(runId).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      const { typedSearchAttributes } = await server.client.workflow.getHandle(runId).describe();
+      expect(typedSearchAttributes.get(keelStatus)).toBe('cancelled');
     });
   });
 
