@@ -13,6 +13,25 @@ export type FollowOutcome =
   /** With `untilAnswered`: the run answered (a session now waits for the next message). */
   | { kind: 'answered'; answer: string };
 
+/**
+ * Follows a run until it ends (or per `options`) while Ctrl-C stops the following, not the run; for
+ * commands that watch a run they did not start.
+ */
+export async function followUntilInterrupted(
+  keel: KeelClient,
+  runId: string,
+  options: Omit<FollowOptions, 'signal'>,
+): Promise<FollowOutcome> {
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  try {
+    return await followRun(keel, runId, { ...options, signal: controller.signal });
+  } finally {
+    process.removeListener('SIGINT', stop);
+  }
+}
+
 /** Options for {@link followRun}. */
 export interface FollowOptions {
   /** Print progress lines (off for `--json`). */

@@ -1,6 +1,6 @@
 import type { KeelClient } from '../client.js';
 import { keelModel, keelStatus, keelTokens, keelTurns } from '../workflows/search-attributes.js';
-import { followRun } from './follow.js';
+import { followUntilInterrupted } from './follow.js';
 import { formatResult, formatState } from './format.js';
 import { connectClient, EXIT, existingTarget } from './io.js';
 import type { Output } from './io.js';
@@ -39,26 +39,15 @@ export function statusCommand(out: Output, taskQueue: string, runId: string): Pr
 /** `keel follow <id>`: prints progress until the run ends (Ctrl-C stops following, not the run). */
 export function followCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
   return withClient(out, taskQueue, async (keel) => {
-    const controller = new AbortController();
-    const stop = (): void => controller.abort();
-    process.once('SIGINT', stop);
-    try {
-      const outcome = await followRun(keel, runId, {
-        progress: !out.json,
-        write: out.line,
-        signal: controller.signal,
-      });
-      if (out.json) out.data({ runId, ...outcome });
-      if (outcome.kind === 'detached')
-        out.note(`Stopped following; the run goes on. \`keel follow ${runId}\` to watch again.`);
-      return outcome.kind === 'ended' && outcome.result.status === 'completed'
+    const outcome = await followUntilInterrupted(keel, runId, { progress: !out.json, write: out.line });
+    if (out.json) out.data({ runId, ...outcome });
+    if (outcome.kind === 'detached')
+      out.note(`Stopped following; the run goes on. \`keel follow ${runId}\` to watch again.`);
+    return outcome.kind === 'ended' && outcome.result.status === 'completed'
+      ? EXIT.ok
+      : outcome.kind === 'detached'
         ? EXIT.ok
-        : outcome.kind === 'detached'
-          ? EXIT.ok
-          : EXIT.notCompleted;
-    } finally {
-      process.removeListener('SIGINT', stop);
-    }
+        : EXIT.notCompleted;
   });
 }
 

@@ -1,6 +1,6 @@
 import { RunUpdateRefusedError } from '../client.js';
 import type { KeelClient } from '../client.js';
-import { followRun } from './follow.js';
+import { followUntilInterrupted } from './follow.js';
 import { EXIT, UsageError } from './io.js';
 import type { Output } from './io.js';
 import { withClient } from './inspect-commands.js';
@@ -80,22 +80,14 @@ export function sendCommand(
       else out.line(`Sent; ${receipt.queued} message(s) wait for the run's next turn.`);
       return EXIT.ok;
     }
-    const controller = new AbortController();
-    const stop = (): void => controller.abort();
-    process.once('SIGINT', stop);
-    try {
-      const outcome = await followRun(keel, runId, {
-        progress: !out.json,
-        write: out.line,
-        signal: controller.signal,
-        afterSeq: before.events.at(-1)?.seq ?? -1,
-        untilAnswered: before.answers + 1,
-      });
-      if (out.json) out.data({ runId, ...outcome });
-      return outcome.kind === 'answered' || outcome.kind === 'detached' ? EXIT.ok : EXIT.notCompleted;
-    } finally {
-      process.removeListener('SIGINT', stop);
-    }
+    const outcome = await followUntilInterrupted(keel, runId, {
+      progress: !out.json,
+      write: out.line,
+      afterSeq: before.events.at(-1)?.seq ?? -1,
+      untilAnswered: before.answers + 1,
+    });
+    if (out.json) out.data({ runId, ...outcome });
+    return outcome.kind === 'answered' || outcome.kind === 'detached' ? EXIT.ok : EXIT.notCompleted;
   });
 }
 

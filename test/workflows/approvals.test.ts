@@ -4,13 +4,12 @@ import { z } from 'zod';
 import { RunUpdateRefusedError } from '../../src/client.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { keelStatus } from '../../src/workflows/search-attributes.js';
-import { connectTestServer, withTestWorker } from '../support/harness.js';
+import { connectTestServer } from '../support/harness.js';
+import { withScriptedWorker } from '../support/scripted-worker.js';
 import type { TestServer } from '../support/harness.js';
 import { waitForState } from '../support/run-state.js';
-import { reply, ScriptedModel } from '../support/scripted-model.js';
-import type { ScriptStep } from '../support/scripted-model.js';
-import type { Tool } from '../../src/tools/define-tool.js';
-import type { KeelClient } from '../../src/client.js';
+import type { ScriptedModel } from '../support/scripted-model.js';
+import { reply } from '../support/scripted-model.js';
 import { deployTool, echoTool } from '../support/test-tools.js';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 
@@ -38,21 +37,6 @@ function guardedWriteTool() {
   return { tool, written };
 }
 
-async function withModel<T>(
-  steps: ScriptStep[],
-  tools: Tool[],
-  body: (context: { keel: KeelClient; model: ScriptedModel }) => Promise<T>,
-): Promise<T> {
-  const model = await ScriptedModel.start(steps);
-  try {
-    const result = await withTestWorker(server, { model, tools }, ({ keel }) => body({ keel, model }));
-    model.assertDone();
-    return result;
-  } finally {
-    await model.close();
-  }
-}
-
 function outputs(model: ScriptedModel, index: number): unknown[] {
   return (model.requests[index]?.body.input ?? []).map((item) => item.output);
 }
@@ -60,9 +44,10 @@ function outputs(model: ScriptedModel, index: number): unknown[] {
 describe('human approval', () => {
   it('pauses before a call that needs approval, shows it, refuses bad updates and runs the edited call', async () => {
     const deploy = deployTool();
-    await withModel(
+    await withScriptedWorker(
+      server,
       [reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 50 } }), reply.text('Deployed.')],
-      [deploy.tool],
+      { tools: [deploy.tool] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'Deploy the api' });
         const waiting = await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
@@ -118,12 +103,13 @@ describe('human approval', () => {
 
   it('tells the model why a call was rejected, and never runs it', async () => {
     const deploy = deployTool();
-    await withModel(
+    await withScriptedWorker(
+      server,
       [
         reply.calls({ name: 'deploy', arguments: { service: 'db', replicas: 1 } }),
         reply.text('Understood, not deploying.'),
       ],
-      [deploy.tool],
+      { tools: [deploy.tool] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'Deploy the db' });
         await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
@@ -144,7 +130,8 @@ describe('human approval', () => {
 
   it('asks a conditional tool per call, runs malformed calls past nobody, and lets a run require approval for any tool', async () => {
     const guarded = guardedWriteTool();
-    await withModel(
+    await withScriptedWorker(
+      server,
       [
         reply.calls(
           { name: 'guarded_write', arguments: { path: 'drafts/a.md', text: 'x' } },
@@ -154,7 +141,7 @@ describe('human approval', () => {
         ),
         reply.text('ok'),
       ],
-      [guarded.tool, echoTool],
+      { tools: [guarded.tool, echoTool] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'write', approvalTools: ['echo'] });
         const first = await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
@@ -182,7 +169,7 @@ describe('human approval', () => {
   });
 
   it('refuses a run that asks approval for a tool the worker does not have', async () => {
-    await withModel([], [echoTool], async ({ keel, model }) => {
+    await withScriptedWorker(server, [], { tools: [echoTool] }, async ({ keel, model }) => {
       const error = await keel
         .waitForResult(await keel.startRun({ task: 'x', approvalTools: ['deploy'] }))
         .catch((caught: unknown) => caught);
@@ -195,12 +182,13 @@ describe('human approval', () => {
 
   it('gives up on an approval after approvalTimeoutSeconds and tells the model', async () => {
     const deploy = deployTool();
-    await withModel(
+    await withScriptedWorker(
+      server,
       [
         reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 1 } }),
         reply.text('Nobody answered.'),
       ],
-      [deploy.tool],
+      { tools: [deploy.tool] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'deploy', approvalTimeoutSeconds: 1 });
         expect(await keel.waitForResult(runId)).toMatchObject({

@@ -1,15 +1,13 @@
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunUpdateRefusedError } from '../../src/client.js';
-import type { KeelClient } from '../../src/client.js';
-import type { Tool } from '../../src/tools/define-tool.js';
 import { keelStatus } from '../../src/workflows/search-attributes.js';
 import { deferred } from '../support/deferred.js';
-import { connectTestServer, withTestWorker } from '../support/harness.js';
+import { connectTestServer } from '../support/harness.js';
+import { withScriptedWorker } from '../support/scripted-worker.js';
 import type { TestServer } from '../support/harness.js';
 import { waitForState } from '../support/run-state.js';
-import { reply, ScriptedModel } from '../support/scripted-model.js';
-import type { ScriptStep } from '../support/scripted-model.js';
+import { reply } from '../support/scripted-model.js';
 import { echoTool } from '../support/test-tools.js';
 
 let server: TestServer;
@@ -20,30 +18,16 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function withModel<T>(
-  steps: ScriptStep[],
-  tools: Tool[],
-  body: (context: { keel: KeelClient; model: ScriptedModel }) => Promise<T>,
-): Promise<T> {
-  const model = await ScriptedModel.start(steps);
-  try {
-    const result = await withTestWorker(server, { model, tools }, ({ keel }) => body({ keel, model }));
-    model.assertDone();
-    return result;
-  } finally {
-    await model.close();
-  }
-}
-
 describe('messages and sessions', () => {
   it('delivers a message sent mid-turn at the next turn boundary, after the observations', async () => {
     const hold = deferred();
-    await withModel(
+    await withScriptedWorker(
+      server,
       [
         reply.held(reply.calls({ name: 'echo', arguments: { text: 'a' } }), hold.promise),
         reply.text('Done, and noted.'),
       ],
-      [echoTool],
+      { tools: [echoTool] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'echo a' });
         await model.waitForRequests(1);
@@ -73,9 +57,10 @@ describe('messages and sessions', () => {
 
   it('answers a message that arrived while the model was answering, instead of ending', async () => {
     const hold = deferred();
-    await withModel(
+    await withScriptedWorker(
+      server,
       [reply.held(reply.text('First answer.'), hold.promise), reply.text('Second answer.')],
-      [],
+      { tools: [] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'answer' });
         await model.waitForRequests(1);
@@ -95,9 +80,10 @@ describe('messages and sessions', () => {
   });
 
   it('keeps a session open between answers, continues the same chain, and ends on request', async () => {
-    await withModel(
+    await withScriptedWorker(
+      server,
       [reply.text('Hello! What next?'), reply.text('Here is the plan.')],
-      [echoTool],
+      { tools: [echoTool] },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'Say hello', session: true });
         const idle = await waitForState(keel, runId, (state) => state.phase === 'idle');
@@ -123,21 +109,26 @@ describe('messages and sessions', () => {
   });
 
   it('ends an idle session after idleTimeoutSeconds, and refuses session-only requests elsewhere', async () => {
-    await withModel([reply.text('Anything else?'), reply.text('plain')], [], async ({ keel }) => {
-      const session = await keel.startRun({ task: 'hi', session: true, idleTimeoutSeconds: 1 });
-      expect(await keel.waitForResult(session)).toMatchObject({
-        status: 'completed',
-        finalText: 'Anything else?',
-        turns: 1,
-      });
-      const plain = await keel.startRun({ task: 'plain' });
-      await expect(keel.endSession(plain)).rejects.toThrow(/not a session|has ended/);
-      await keel.waitForResult(plain);
-    });
+    await withScriptedWorker(
+      server,
+      [reply.text('Anything else?'), reply.text('plain')],
+      { tools: [] },
+      async ({ keel }) => {
+        const session = await keel.startRun({ task: 'hi', session: true, idleTimeoutSeconds: 1 });
+        expect(await keel.waitForResult(session)).toMatchObject({
+          status: 'completed',
+          finalText: 'Anything else?',
+          turns: 1,
+        });
+        const plain = await keel.startRun({ task: 'plain' });
+        await expect(keel.endSession(plain)).rejects.toThrow(/not a session|has ended/);
+        await keel.waitForResult(plain);
+      },
+    );
   });
 
   it('cancels an idle session: it ends as Canceled and says so in its search attributes', async () => {
-    await withModel([reply.text('Waiting for you.')], [], async ({ keel }) => {
+    await withScriptedWorker(server, [reply.text('Waiting for you.')], { tools: [] }, async ({ keel }) => {
       const runId = await keel.startRun({ task: 'wait', session: true });
       await waitForState(keel, runId, (state) => state.phase === 'idle');
       await keel.cancelRun(runId);
@@ -150,7 +141,7 @@ describe('messages and sessions', () => {
   });
 
   it('refuses an idle timeout for a run that is not a session before starting anything', async () => {
-    await withModel([], [], async ({ keel }) => {
+    await withScriptedWorker(server, [], { tools: [] }, async ({ keel }) => {
       await expect(keel.startRun({ task: 'hi', idleTimeoutSeconds: 5 })).rejects.toThrow(
         'idleTimeoutSeconds: applies only to a session: set session to true as well',
       );

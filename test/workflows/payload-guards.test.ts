@@ -3,12 +3,11 @@ import { z } from 'zod';
 import { PAYLOAD_BYTES_LIMIT } from '../../src/contract/defaults.js';
 import { utf8Bytes } from '../../src/contract/payload.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { connectTestServer, withTestWorker } from '../support/harness.js';
+import { connectTestServer } from '../support/harness.js';
+import { withScriptedWorker } from '../support/scripted-worker.js';
 import type { TestServer } from '../support/harness.js';
-import { reply, ScriptedModel } from '../support/scripted-model.js';
-import type { ScriptStep } from '../support/scripted-model.js';
-import type { Tool } from '../../src/tools/define-tool.js';
-import type { KeelClient } from '../../src/client.js';
+import type { ScriptedModel } from '../support/scripted-model.js';
+import { reply } from '../support/scripted-model.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,19 +26,6 @@ const repeatTool = defineTool({
   execute: ({ unit, count }) => unit.repeat(count),
 });
 
-async function withModel<T>(
-  steps: ScriptStep[],
-  tools: Tool[],
-  body: (context: { keel: KeelClient; model: ScriptedModel }) => Promise<T>,
-): Promise<T> {
-  const model = await ScriptedModel.start(steps);
-  try {
-    return await withTestWorker(server, { model, tools }, ({ keel }) => body({ keel, model }));
-  } finally {
-    await model.close();
-  }
-}
-
 function outputs(model: ScriptedModel, index: number): Array<Record<string, unknown>> {
   return (model.requests[index]?.body.input ?? []).map(
     (item) => JSON.parse(item.output as string) as Record<string, unknown>,
@@ -48,7 +34,8 @@ function outputs(model: ScriptedModel, index: number): Array<Record<string, unkn
 
 describe('payload guards', () => {
   it('shares the payload between large results of one turn, so the next model turn can still be sent', async () => {
-    await withModel(
+    await withScriptedWorker(
+      server,
       [
         reply.calls(
           { name: 'repeat', arguments: { unit: '€', count: 400_000 } },
@@ -57,7 +44,7 @@ describe('payload guards', () => {
         ),
         reply.text('Read what I could.'),
       ],
-      [repeatTool],
+      { tools: [repeatTool] },
       async ({ keel, model }) => {
         // 1.2 MB each (3 bytes a character), within the character limit: together over Temporal's 2 MiB.
         const runId = await keel.startRun({
@@ -81,9 +68,10 @@ describe('payload guards', () => {
   });
 
   it('cuts one result whose JSON outgrows the payload limit inside the activity, instead of failing its completion forever', async () => {
-    await withModel(
+    await withScriptedWorker(
+      server,
       [reply.calls({ name: 'repeat', arguments: { unit: '\u0001', count: 450_000 } }), reply.text('ok')],
-      [repeatTool],
+      { tools: [repeatTool] },
       async ({ keel, model }) => {
         // 450,000 characters pass the character limit, but each is 6 bytes as JSON (\u0001): 2.7 MB.
         const runId = await keel.startRun({ task: 'read', observationCharLimit: 500_000 });
@@ -100,14 +88,19 @@ describe('payload guards', () => {
   });
 
   it('fails the run at once, not retrying, when the model’s output is larger than a payload may be', async () => {
-    await withModel([reply.text('x'.repeat(2_200_000))], [], async ({ keel, model }) => {
-      const runId = await keel.startRun({ task: 'write a novel' });
-      const result = await keel.waitForResult(runId);
-      expect(result).toMatchObject({ status: 'failed', errorType: 'KeelError.PayloadTooLarge', turns: 1 });
-      expect(result.status === 'failed' && result.reason).toMatch(
-        /^The model's output for turn 1 is \d+ bytes, more than the \d+ bytes Keel lets through one Temporal payload/,
-      );
-      expect(model.requests).toHaveLength(1);
-    });
+    await withScriptedWorker(
+      server,
+      [reply.text('x'.repeat(2_200_000))],
+      { tools: [] },
+      async ({ keel, model }) => {
+        const runId = await keel.startRun({ task: 'write a novel' });
+        const result = await keel.waitForResult(runId);
+        expect(result).toMatchObject({ status: 'failed', errorType: 'KeelError.PayloadTooLarge', turns: 1 });
+        expect(result.status === 'failed' && result.reason).toMatch(
+          /^The model's output for turn 1 is \d+ bytes, more than the \d+ bytes Keel lets through one Temporal payload/,
+        );
+        expect(model.requests).toHaveLength(1);
+      },
+    );
   });
 });
