@@ -1,0 +1,228 @@
+import type { SuiteReport } from './suite.js';
+
+type Cell = string | number | undefined;
+
+function table(header: readonly string[], rows: readonly Cell[][]): string[] {
+  const cell = (value: Cell): string =>
+    value === undefined || (typeof value === 'number' && Number.isNaN(value)) ? '–' : String(value);
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+    '',
+  ];
+}
+
+/** The measured numbers of a report as Markdown tables (the generated part of BENCHMARKS.md). */
+export function markdownTables(report: SuiteReport): string {
+  const lines: string[] = [
+    `Measured by \`${report.command}\` on ${report.startedAt.slice(0, 10)}: ${report.machine.cpus} × ` +
+      `${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}, ` +
+      `${report.wallSeconds} s for the whole command. Raw results: \`bench/results/*.json\`.`,
+    '',
+  ];
+  const perStep = report.results['per-step'];
+  if (perStep) {
+    const { turns, repetitions } = perStep.options;
+    lines.push(
+      `#### 1. Per-step overhead (${repetitions} runs of ${turns} turns per variant, interleaved)`,
+      '',
+      ...table(
+        [
+          'variant',
+          'ms/step median',
+          'mean',
+          'p95',
+          'ms/run median',
+          'workflow tasks/step',
+          'events/step',
+          'history of one run',
+        ],
+        Object.values(perStep.variants).map((variant) => [
+          variant.label,
+          variant.stepMs.median,
+          variant.stepMs.mean,
+          variant.stepMs.p95,
+          variant.runMs.median,
+          variant.breakdown?.workflowTasksPerStep,
+          variant.breakdown?.eventsPerStep,
+          variant.history ? `${variant.history.events} events, ${variant.history.bytes} bytes` : undefined,
+        ]),
+      ),
+      ...table(
+        ['ratio of ms/step', 'median', 'mean', 'p95', 'without workflow-task waits'],
+        Object.entries(perStep.ratios).map(([name, value]) => [
+          name,
+          `${value.median}×`,
+          `${value.mean}×`,
+          `${value.p95}×`,
+          value.busy === undefined ? undefined : `${value.busy}×`,
+        ]),
+      ),
+    );
+    if (perStep.agentsUnavailable) lines.push(`(c) was not measured: ${perStep.agentsUnavailable}`, '');
+    const temporal = Object.entries(perStep.variants).filter(
+      ([, variant]) => variant.breakdown !== undefined,
+    );
+    const phases = [...new Set(temporal.flatMap(([, variant]) => Object.keys(variant.breakdown!.phasesMs)))];
+    lines.push(
+      'Where a step goes, from the histories (server timestamps, mean ms per step):',
+      '',
+      ...table(
+        ['phase', ...temporal.map(([name]) => name)],
+        [
+          ...phases.map((phase) => [
+            phase,
+            ...temporal.map(([, variant]) => variant.breakdown!.phasesMs[phase]),
+          ]),
+          ['between events', ...temporal.map(([, variant]) => variant.breakdown!.unaccountedMs)],
+          ['whole step', ...temporal.map(([, variant]) => variant.breakdown!.stepMs)],
+          ['step without workflow-task waits', ...temporal.map(([, variant]) => variant.breakdown!.busyMs)],
+          [
+            'share of workflow tasks on the sticky queue',
+            ...temporal.map(([, variant]) => variant.breakdown!.stickyShare),
+          ],
+        ],
+      ),
+    );
+    const metricNames = [
+      ...new Set(temporal.flatMap(([, variant]) => Object.keys(variant.workerMetrics ?? {}))),
+    ];
+    if (
+      metricNames.some((name) =>
+        temporal.some(([, variant]) => (variant.workerMetrics?.[name]?.count ?? 0) > 0),
+      )
+    ) {
+      lines.push(
+        "The worker's own view (SDK metrics, mean ms, warm-up runs included):",
+        '',
+        ...table(
+          ['worker metric', ...temporal.map(([name]) => name)],
+          metricNames.map((name) => [
+            name,
+            ...temporal.map(([, variant]) => {
+              const metric = variant.workerMetrics?.[name];
+              return metric && metric.count > 0 ? `${metric.meanMs} (n=${metric.count})` : undefined;
+            }),
+          ]),
+        ),
+        ...table(
+          ['server call (all variants)', 'mean ms', 'calls'],
+          Object.entries(perStep.serverCalls).map(([name, value]) => [name, value.meanMs, value.count]),
+        ),
+      );
+    }
+  }
+  const concurrency = report.results.concurrency;
+  if (concurrency) {
+    const { turns, modelLatencyMs } = concurrency.options;
+    lines.push(
+      `#### 2. Concurrency (${turns} turns per run, model latency ${modelLatencyMs} ms, ideal ${(turns * modelLatencyMs) / 1000} s)`,
+      '',
+      ...table(
+        [
+          'runs',
+          'worker setting',
+          'completed',
+          'wall s',
+          '× ideal',
+          'steps/s',
+          'worker CPU s (per run)',
+          'worker peak RSS MiB (per run)',
+          'dev server CPU s',
+          'workflow task p95 ms',
+          'activity p95 ms',
+        ],
+        concurrency.cases.map((entry) => [
+          entry.runs,
+          entry.setting,
+          `${entry.completed}/${entry.runs}`,
+          entry.wallSeconds,
+          entry.overIdeal,
+          entry.stepsPerSecond,
+          `${entry.worker.cpuSeconds} (${entry.worker.cpuSecondsPerRun})`,
+          `${entry.worker.peakRssMiB} (${entry.worker.peakRssPerRunMiB})`,
+          entry.serverCpuSeconds,
+          entry.workflowTaskLatency.p95,
+          entry.activityLatency.p95,
+        ]),
+      ),
+    );
+  }
+  const history = report.results.history;
+  if (history) {
+    lines.push(
+      `#### 3. History economy (runs of ${history.options.turns} turns; continue-as-new extrapolated from the growth)`,
+      '',
+      ...table(
+        [
+          'conversation',
+          'observation chars',
+          'events/step',
+          'bytes/step',
+          'bytes of the last step',
+          'suggested at turn (4,096 events)',
+          'suggested at turn (4 MiB)',
+          'measured: continued as new after turn',
+        ],
+        history.cases.map((entry) => [
+          entry.conversation === 'chained' ? 'chained (previous_response_id)' : 'stateless (items resent)',
+          entry.observationChars,
+          entry.perStep.events,
+          entry.perStep.bytes,
+          entry.lastStepBytes,
+          entry.turnsUntilSuggested.byEvents,
+          entry.turnsUntilSuggested.byBytes,
+          entry.continuedAsNewAtTurn,
+        ]),
+      ),
+    );
+    if (history.statelessUnavailable)
+      lines.push(`Without \`previous_response_id\`: not measured: ${history.statelessUnavailable}.`, '');
+  }
+  const recovery = report.results.recovery;
+  if (recovery) {
+    lines.push(
+      '#### 4. Recovery and cancellation',
+      '',
+      ...table(
+        ['what', 'heartbeat timeout', 'median ms', 'max ms', 'samples'],
+        [
+          ...recovery.kills.flatMap((entry) => [
+            [
+              'SIGKILL → tool running again on the standby worker',
+              `${entry.heartbeatTimeoutSeconds} s`,
+              entry.toolRestartedMs.median,
+              entry.toolRestartedMs.max,
+              entry.toolRestartedMs.count,
+            ],
+            [
+              "SIGKILL → the run's next model turn",
+              `${entry.heartbeatTimeoutSeconds} s`,
+              entry.runProgressedMs.median,
+              entry.runProgressedMs.max,
+              entry.runProgressedMs.count,
+            ],
+          ]),
+          ...recovery.cancels.flatMap((entry) => [
+            [
+              "cancel request → tool's AbortSignal",
+              `${entry.heartbeatTimeoutSeconds} s`,
+              entry.abortSignalMs.median,
+              entry.abortSignalMs.max,
+              entry.abortSignalMs.count,
+            ],
+            [
+              'cancel request → run Canceled',
+              `${entry.heartbeatTimeoutSeconds} s`,
+              entry.runCanceledMs.median,
+              entry.runCanceledMs.max,
+              entry.runCanceledMs.count,
+            ],
+          ]),
+        ],
+      ),
+    );
+  }
+  return lines.join('\n');
+}

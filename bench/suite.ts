@@ -1,0 +1,152 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { benchConcurrency, summarizeConcurrency } from './concurrency.js';
+import type { ConcurrencyOptions, ConcurrencyResult } from './concurrency.js';
+import { benchHistory, summarizeHistory } from './history.js';
+import type { HistoryOptions, HistoryResult } from './history.js';
+import { benchPerStep, summarizePerStep } from './per-step.js';
+import type { PerStepOptions, PerStepResult } from './per-step.js';
+import { benchRecovery, summarizeRecovery } from './recovery.js';
+import type { RecoveryOptions, RecoveryResult } from './recovery.js';
+import type { BenchEnvironment } from './support/environment.js';
+
+/** The four benchmarks, by the name of their results file. */
+export const BENCHMARKS = ['per-step', 'concurrency', 'history', 'recovery'] as const;
+export type BenchmarkName = (typeof BENCHMARKS)[number];
+
+/** How big each benchmark runs. */
+export interface SuiteSize {
+  'per-step': PerStepOptions;
+  concurrency: ConcurrencyOptions;
+  history: HistoryOptions;
+  recovery: RecoveryOptions;
+}
+
+/**
+ * Named sizes: `quick` is what CI runs once (seconds); `default` is what `npm run bench` runs (about
+ * 6 minutes on 2 cores); `full` adds 1,000 concurrent runs and more samples (about 15 minutes).
+ */
+export const SIZES: Record<'quick' | 'default' | 'full', SuiteSize> = {
+  quick: {
+    'per-step': { turns: 4, repetitions: 1, agents: false, eagerServer: false, whatIf: false },
+    concurrency: { cases: [{ runs: 5, setting: 'default' }], turns: 3, modelLatencyMs: 100 },
+    history: { turns: 4, observationSizes: [100, 12_000] },
+    recovery: { kills: 1, cancels: 1, heartbeatTimeouts: [1] },
+  },
+  default: {
+    'per-step': { turns: 20, repetitions: 5, agents: true, eagerServer: true, whatIf: true },
+    concurrency: {
+      cases: [
+        { runs: 100, setting: 'default' },
+        { runs: 100, setting: 'tuned' },
+        { runs: 100, setting: 'smallCache' },
+        { runs: 500, setting: 'default' },
+      ],
+      turns: 10,
+      modelLatencyMs: 500,
+    },
+    history: { turns: 12, observationSizes: [100, 12_000] },
+    recovery: { kills: 3, cancels: 5, heartbeatTimeouts: [2, 5] },
+  },
+  full: {
+    'per-step': { turns: 20, repetitions: 10, agents: true, eagerServer: true, whatIf: true },
+    concurrency: {
+      cases: [
+        { runs: 100, setting: 'default' },
+        { runs: 100, setting: 'tuned' },
+        { runs: 100, setting: 'smallCache' },
+        { runs: 500, setting: 'default' },
+        { runs: 1000, setting: 'default' },
+      ],
+      turns: 10,
+      modelLatencyMs: 500,
+    },
+    history: { turns: 30, observationSizes: [100, 12_000] },
+    recovery: { kills: 5, cancels: 10, heartbeatTimeouts: [2, 5] },
+  },
+};
+
+/** Everything one invocation measured. */
+export interface SuiteReport {
+  /** The command line that produced the report. */
+  command: string;
+  size: string;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  startedAt: string;
+  wallSeconds: number;
+  results: {
+    'per-step'?: PerStepResult;
+    concurrency?: ConcurrencyResult;
+    history?: HistoryResult;
+    recovery?: RecoveryResult;
+  };
+}
+
+/** Runs the chosen benchmarks in order on one environment, writing `<name>.json` into `outputDirectory`. */
+export async function runSuite(options: {
+  environment: BenchEnvironment;
+  size: keyof typeof SIZES;
+  only?: readonly BenchmarkName[];
+  outputDirectory: string;
+  command: string;
+  say?: (line: string) => void;
+}): Promise<SuiteReport> {
+  const say = options.say ?? ((line: string) => console.error(line));
+  const size = SIZES[options.size];
+  const chosen = options.only ?? BENCHMARKS;
+  const started = performance.now();
+  const report: SuiteReport = {
+    command: options.command,
+    size: options.size,
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+    },
+    startedAt: new Date().toISOString(),
+    wallSeconds: 0,
+    results: {},
+  };
+  await mkdir(options.outputDirectory, { recursive: true });
+  const save = async (name: BenchmarkName, result: unknown): Promise<void> =>
+    writeFile(
+      path.join(options.outputDirectory, `${name}.json`),
+      `${JSON.stringify({ command: options.command, size: options.size, machine: report.machine, result }, null, 2)}\n`,
+    );
+  const { environment } = options;
+  if (chosen.includes('per-step')) {
+    report.results['per-step'] = await benchPerStep(environment, size['per-step'], say);
+    await save('per-step', report.results['per-step']);
+  }
+  if (chosen.includes('concurrency')) {
+    report.results.concurrency = await benchConcurrency(environment, size.concurrency, say);
+    await save('concurrency', report.results.concurrency);
+  }
+  if (chosen.includes('history')) {
+    report.results.history = await benchHistory(environment, size.history, say);
+    await save('history', report.results.history);
+  }
+  if (chosen.includes('recovery')) {
+    report.results.recovery = await benchRecovery(environment, size.recovery, say);
+    await save('recovery', report.results.recovery);
+  }
+  report.wallSeconds = Math.round((performance.now() - started) / 100) / 10;
+  return report;
+}
+
+/** The report as the lines `npm run bench` prints. */
+export function summarize(report: SuiteReport): string[] {
+  const { results } = report;
+  return [
+    `Keel benchmarks (${report.size}), ${report.machine.cpus} × ${report.machine.cpuModel}, node ${report.machine.node}`,
+    `command: ${report.command}`,
+    ...(results['per-step'] ? ['1. per-step overhead', ...summarizePerStep(results['per-step'])] : []),
+    ...(results.concurrency ? ['2. concurrency', ...summarizeConcurrency(results.concurrency)] : []),
+    ...(results.history ? ['3. history economy', ...summarizeHistory(results.history)] : []),
+    ...(results.recovery ? ['4. recovery and cancellation', ...summarizeRecovery(results.recovery)] : []),
+    `all benchmarks: ${report.wallSeconds} s`,
+  ];
+}
