@@ -23,6 +23,7 @@ import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import { withHeartbeats } from './heartbeat.js';
+import type { Beat } from './heartbeat.js';
 
 /** What the activities need; tests pass their own (a loopback model server, a temporary workspace). */
 export interface ActivityDependencies {
@@ -155,7 +156,11 @@ export function createActivities(dependencies: ActivityDependencies) {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
       const approval = request.approval === 'granted' ? undefined : request.approval;
-      const result = await withHeartbeats((heartbeat) =>
+      // A local activity (a `local` tool) cannot heartbeat: its workflow task keeps it alive instead.
+      const run = context.info.isLocal
+        ? (work: (beat: Beat) => Promise<Observation | ApprovalRequired>) => work(() => undefined)
+        : withHeartbeats;
+      const result = await run((heartbeat) =>
         executeUnlessApprovalNeeded(
           {
             call: request.call,

@@ -14,6 +14,8 @@ export const ToolInfo = z.object({
    * the arguments, on the worker) or `never`. Absent in older histories: never.
    */
   approval: z.enum(['never', 'always', 'conditional']).optional(),
+  /** Calls run as local activities in the workflow's worker (read-only, fast tools only). */
+  local: z.boolean().optional(),
   /** The strict JSON Schema of the arguments, for tools that may need approval: edited arguments are checked against it. */
   parameters: z.record(z.string(), z.unknown()).optional(),
 });

@@ -44,7 +44,10 @@ export interface ToolSpec<Schema extends z.ZodObject> {
   execute(input: z.output<Schema>, context: ToolContext): Promise<ToolOutput> | ToolOutput;
   /** Has no side effects, so it may run beside other read-only calls. Default false. */
   readOnly?: boolean;
-  /** Seconds one call may take before it is aborted. Default {@link DEFAULT_TOOL_TIMEOUT_SECONDS}. */
+  /**
+   * Seconds one call may take before it is aborted. Default {@link DEFAULT_TOOL_TIMEOUT_SECONDS}
+   * ({@link LOCAL_TOOL_MAX_SECONDS} for a local tool).
+   */
   timeoutSeconds?: number;
   /**
    * Whether a person must approve a call before it runs: `true` for every call, or a rule over the
@@ -52,7 +55,17 @@ export interface ToolSpec<Schema extends z.ZodObject> {
    * waits for an `approve` or `reject` update. Default false.
    */
   needsApproval?: boolean | ((input: z.output<Schema>) => boolean | Promise<boolean>);
+  /**
+   * Run calls as Temporal local activities, inside the workflow's own worker: no activity task round
+   * trip, about half the overhead of a step. The price: no heartbeats (a lost worker is noticed after
+   * the workflow task timeout, 10 s, and the call runs again), no activity of its own in the Web UI.
+   * Only for read-only tools that need no approval and finish within {@link LOCAL_TOOL_MAX_SECONDS}.
+   */
+  local?: boolean;
 }
+
+/** Longest timeout a local tool may have: a local activity holds its workflow task's worker. */
+export const LOCAL_TOOL_MAX_SECONDS = 30;
 
 /** Why arguments were refused: one `path: message` line per problem. */
 export type ArgumentsResult = { ok: true; input: unknown } | { ok: false; issues: string[] };
@@ -69,6 +82,8 @@ export interface Tool {
   readonly approval: 'never' | 'always' | 'conditional';
   /** Whether these validated arguments need a person's approval. */
   needsApproval(input: unknown): Promise<boolean>;
+  /** Runs as a local activity (see {@link ToolSpec.local}). */
+  readonly local: boolean;
   /** Validates decoded JSON arguments: nulls for optional fields allowed, undeclared keys refused. */
   parseArguments(value: unknown): ArgumentsResult;
   execute(input: unknown, context: ToolContext): Promise<ToolOutput> | ToolOutput;
@@ -87,11 +102,23 @@ export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): 
     );
   }
   if (spec.description.trim() === '') throw new ToolDefinitionError(`Tool ${spec.name} needs a description`);
-  const timeoutSeconds = spec.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
+  const timeoutSeconds =
+    spec.timeoutSeconds ?? (spec.local === true ? LOCAL_TOOL_MAX_SECONDS : DEFAULT_TOOL_TIMEOUT_SECONDS);
   if (!(timeoutSeconds > 0 && timeoutSeconds <= MAX_TOOL_TIMEOUT_SECONDS)) {
     throw new ToolDefinitionError(
       `Tool ${spec.name}: timeoutSeconds must be a positive number of at most ${MAX_TOOL_TIMEOUT_SECONDS} (a day)`,
     );
+  }
+  if (spec.local === true) {
+    const why =
+      spec.readOnly !== true
+        ? 'it is not readOnly'
+        : spec.needsApproval !== undefined && spec.needsApproval !== false
+          ? 'it may need approval'
+          : timeoutSeconds > LOCAL_TOOL_MAX_SECONDS
+            ? `its timeout is over ${LOCAL_TOOL_MAX_SECONDS} seconds`
+            : undefined;
+    if (why !== undefined) throw new ToolDefinitionError(`Tool ${spec.name} cannot be local: ${why}`);
   }
   let parameters: JsonSchema;
   let plainSchema: JsonSchema;
@@ -111,6 +138,7 @@ export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): 
     readOnly: spec.readOnly ?? false,
     timeoutSeconds,
     parameters,
+    local: spec.local === true,
     approval:
       typeof spec.needsApproval === 'function'
         ? 'conditional'

@@ -46,6 +46,7 @@ export class ToolRegistry {
       readOnly: tool.readOnly,
       timeoutSeconds: tool.timeoutSeconds,
       approval: tool.approval,
+      ...(tool.local ? { local: true } : {}),
       // For checking arguments a person edits before approving (any tool may need approval in a run).
       parameters: tool.parameters,
     }));

@@ -9,6 +9,7 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -535,17 +536,25 @@ async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promi
   const run = async (call: ToolCall): Promise<Observation> => {
     const override = input.toolTimeouts?.[call.name];
     const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
-    const activities = proxyActivities<KeelActivities>({
-      startToCloseTimeout: `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s`,
-      heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
-      retry: {
-        initialInterval: '1s',
-        backoffCoefficient: 2,
-        maximumInterval: '30s',
-        maximumAttempts: TOOL_MAX_ATTEMPTS,
-      },
-      summary: toolCallSummary(call),
-    });
+    const mode = approvalMode(call.name, byName, input);
+    const retry = {
+      // A tool attempt fails only when its worker is lost: once that is known, waiting helps nobody.
+      initialInterval: TOOL_FIRST_RETRY,
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      maximumAttempts: TOOL_MAX_ATTEMPTS,
+    };
+    const startToCloseTimeout = `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s` as const;
+    // A fast read-only tool may run as a local activity: no task round trip, no heartbeats needed.
+    const activities =
+      byName.get(call.name)?.local === true && mode === 'never'
+        ? proxyLocalActivities<KeelActivities>({ startToCloseTimeout, retry, summary: toolCallSummary(call) })
+        : proxyActivities<KeelActivities>({
+            startToCloseTimeout,
+            heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
+            retry,
+            summary: toolCallSummary(call),
+          });
     const execute = (toRun: ToolCall, approval?: ToolRequest['approval']) =>
       activities.executeTool({
         call: toRun,
@@ -554,7 +563,6 @@ async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promi
         ...(override !== undefined ? { timeoutSeconds: override } : {}),
         ...(approval !== undefined ? { approval } : {}),
       });
-    const mode = approvalMode(call.name, byName, input);
     let observation: Observation;
     if (mode === 'never') {
       observation = asObservation(await execute(call));
@@ -649,6 +657,9 @@ async function decideAndRun(
 }
 
 const APPROVAL_PREVIEW = 500;
+
+/** Wait before a lost tool call's first retry. */
+const TOOL_FIRST_RETRY = '200ms';
 
 /** An `executeTool` answer that cannot ask for approval (none was asked about, or it was granted). */
 function asObservation(result: Observation | ApprovalRequired): Observation {

@@ -4,6 +4,7 @@ import { cliEnvironment, runCli, startCli } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
+import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { blockingTool, deployTool, echoTool } from '../support/test-tools.js';
 
@@ -179,14 +180,15 @@ describe('keel against a cluster with its own workers', () => {
       reply.text('Here is the next step.'),
     ]);
     try {
-      await withTestWorker(server, { model, tools: [echoTool, deploy.tool] }, async ({ taskQueue }) => {
+      await withTestWorker(server, { model, tools: [echoTool, deploy.tool] }, async ({ keel, taskQueue }) => {
         const queue = ['--task-queue', taskQueue];
         const cli = (...args: string[]) => runCli([...args, ...queue], { env: environment });
         const started = await cli('run', 'Echo, then deploy', '--detach', '--approve', 'echo', '--session');
         const runId = started.stdout.trim();
 
-        let status = await cli('status', runId);
-        while (!status.stdout.includes('waiting for approval')) status = await cli('status', runId);
+        // Wait through the client (each CLI call starts a process), then look with the CLI.
+        await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
+        const status = await cli('status', runId);
         expect(status.stdout).toContain('waiting for approval: echo {"text":"from the model"}');
         expect(status.stdout).toContain(`keel approve ${runId} call_1_1`);
 
@@ -200,11 +202,11 @@ describe('keel against a cluster with its own workers', () => {
           /Refused: (Call call_1_1 was already approved|No call call_1_1 waits)/,
         );
 
-        while (!(await cli('status', runId)).stdout.includes('waiting for approval: deploy'));
+        await waitForState(keel, runId, (state) => state.pendingApprovals[0]?.name === 'deploy');
         const rejected = await cli('reject', runId, 'call_1_2', '--reason', 'frozen this week');
         expect(rejected.code).toBe(0);
 
-        while (!(await cli('status', runId)).stdout.includes('session idle'));
+        await waitForState(keel, runId, (state) => state.phase === 'idle');
         const sent = await cli('send', runId, 'What', 'next?', '--wait');
         expect(sent.code).toBe(0);
         expect(sent.stdout).toContain('Here is the next step.');

@@ -6,7 +6,7 @@ import type { ScriptStep } from './scripted-model.js';
 import type { KeelClient } from '../../src/client.js';
 import type { TestWorkerOptions } from './harness.js';
 import { waitForState } from './run-state.js';
-import { addTool, blockingTool, deployTool, echoTool } from './test-tools.js';
+import { addTool, blockingTool, deployTool, echoTool, localEchoTool } from './test-tools.js';
 
 /** A run recorded into `test/fixtures/histories/<name>.json` and replayed against the current workflow. */
 export interface RecordedScenario {
@@ -212,6 +212,12 @@ export const recordedScenarios: RecordedScenario[] = [
     input: { task: 'Echo across executions', continueAsNewAfterTurns: 1 },
     steps: [reply.calls({ name: 'echo', arguments: { text: '1' } }), reply.text('done')],
     tools: () => ({ tools: [echoTool] }),
+  },
+  {
+    name: 'local-tool',
+    input: { task: 'Echo locally' },
+    steps: [reply.calls({ name: 'echo', arguments: { text: 'x' } }), reply.text('done')],
+    tools: () => ({ tools: [localEchoTool] }),
   },
   {
     name: 'stateless-conversation',

@@ -21,6 +21,16 @@ export const echoTool = defineTool({
   execute: ({ text }) => `echo: ${text}`,
 });
 
+/** Echo as a local tool: it runs as a local activity, without an activity task of its own. */
+export const localEchoTool = defineTool({
+  name: 'echo',
+  description: 'Echo the text back.',
+  schema: z.object({ text: z.string() }),
+  readOnly: true,
+  local: true,
+  execute: ({ text }) => `echo: ${text}`,
+});
+
 /** Fails with a message meant for the model. */
 export const knownFailureTool = defineTool({
   name: 'known_failure',

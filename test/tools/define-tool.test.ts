@@ -99,6 +99,34 @@ describe('defineTool', () => {
     );
   });
 
+  it('runs locally only a read-only tool that needs no approval and is quick', () => {
+    expect(defineTool(spec({ readOnly: true, local: true, timeoutSeconds: 30 })).local).toBe(true);
+    expect(defineTool(spec({ readOnly: true })).local).toBe(false);
+    expect(definitionErrorOf(() => defineTool(spec({ local: true }))).message).toBe(
+      'Tool sample cannot be local: it is not readOnly',
+    );
+    expect(
+      definitionErrorOf(() => defineTool(spec({ local: true, readOnly: true, needsApproval: true }))).message,
+    ).toBe('Tool sample cannot be local: it may need approval');
+    expect(
+      definitionErrorOf(() => defineTool(spec({ local: true, readOnly: true, timeoutSeconds: 31 }))).message,
+    ).toBe('Tool sample cannot be local: its timeout is over 30 seconds');
+  });
+
+  it('says which calls need approval: always, by a rule over the validated input, or never', async () => {
+    expect(defineTool(spec()).approval).toBe('never');
+    expect(defineTool(spec({ needsApproval: true })).approval).toBe('always');
+    const rule = defineTool(
+      spec({
+        schema: z.object({ path: z.string() }),
+        needsApproval: ({ path }: { path: string }) => path.startsWith('deploy/'),
+      }),
+    );
+    expect(rule.approval).toBe('conditional');
+    expect(await rule.needsApproval({ path: 'deploy/app' })).toBe(true);
+    expect(await rule.needsApproval({ path: 'notes.md' })).toBe(false);
+  });
+
   it('is frozen, so a registered tool cannot be changed', () => {
     const tool = defineTool(spec());
     expect(Object.isFrozen(tool)).toBe(true);

@@ -12,7 +12,7 @@ import { deferred } from '../support/deferred.js';
 import { executionChain, waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest, ScriptStep } from '../support/scripted-model.js';
-import { blockingTool, echoTool } from '../support/test-tools.js';
+import { blockingTool, echoTool, localEchoTool } from '../support/test-tools.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -68,7 +68,7 @@ describe('continue-as-new', () => {
 
         const result = await keel.waitForResult(runId);
         const expectedUsage = model.requests
-          .map((request, index) => usageOf(request, index < 7 ? 1 : 1))
+          .map((request) => usageOf(request, 1))
           .reduce(addUsage, emptyUsage);
         expect(result).toMatchObject({
           status: 'completed',
@@ -168,7 +168,8 @@ describe(`a ${LONG_RUN_TURNS}-turn run with continue-as-new suggested at ${SUGGE
         client: new Client({ connection }),
         close: () => Promise.resolve(),
       };
-      // The model answers from a policy: a call to echo until the last turn, then the answer.
+      // The model answers from a policy: a call to echo until the last turn, then the answer. Echo runs
+      // as a local tool, which halves the time a turn takes; continue-as-new works the same either way.
       const model = await ScriptedModel.start((request) =>
         request.index + 1 < LONG_RUN_TURNS
           ? reply.calls({ name: 'echo', arguments: { text: `turn ${request.index + 1}` } })
@@ -179,7 +180,7 @@ describe(`a ${LONG_RUN_TURNS}-turn run with continue-as-new suggested at ${SUGGE
           own,
           {
             model,
-            tools: [echoTool],
+            tools: [localEchoTool],
             modelMode: 'foreground',
             searchAttributes: false,
             taskQueue: `long-${randomUUID()}`,
@@ -194,9 +195,7 @@ describe(`a ${LONG_RUN_TURNS}-turn run with continue-as-new suggested at ${SUGGE
               toolCalls: LONG_RUN_TURNS - 1,
             });
             expect(result.usage.totalTokens).toBe(
-              model.requests
-                .map((request, index) => usageOf(request, 1).totalTokens + (index < 0 ? 0 : 0))
-                .reduce((a, b) => a + b, 0),
+              model.requests.map((request) => usageOf(request, 1).totalTokens).reduce((a, b) => a + b, 0),
             );
             expect(model.requests.map((request) => request.body.previous_response_id)).toEqual(
               model.requests.map((_, index) => (index === 0 ? undefined : `resp_${index}`)),
