@@ -12,7 +12,8 @@ import type { BenchEnvironment } from './support/environment.js';
 import { fetchEvents, historySize, mergeBreakdowns, stepBreakdown } from './support/history-timeline.js';
 import type { StepBreakdown } from './support/history-timeline.js';
 import { startKeelWorker } from './support/keel-worker.js';
-import type { BenchWorker } from './support/keel-worker.js';
+import type { BenchWorker, BenchWorkerOptions } from './support/keel-worker.js';
+import { localNoopTool } from './support/noop-tool.js';
 import { histogramMean, scrapeMetrics } from './support/metrics.js';
 import type { MetricsSnapshot } from './support/metrics.js';
 import { plainLoop } from './support/plain-loop.js';
@@ -99,6 +100,11 @@ export async function benchPerStep(
       stop: () => Promise.resolve(),
     });
     variants.push(await keelVariant('keel', '(b) Keel, local dev server', environment, model.url));
+    variants.push(
+      await keelVariant('keelLocal', '(b″) Keel, the tool marked local', environment, model.url, [
+        localNoopTool,
+      ]),
+    );
     if (options.agents) {
       try {
         variants.push(await agentsVariant(environment, model.url));
@@ -251,6 +257,9 @@ function ratios(
     ['keel/plain', 'keel', 'plain'],
     ['keel/agents', 'keel', 'agents'],
     ['agents/plain', 'agents', 'plain'],
+    ['keelLocal/keel', 'keelLocal', 'keel'],
+    ['keelLocal/agents', 'keelLocal', 'agents'],
+    ['keelLocal/plain', 'keelLocal', 'plain'],
     ['keelEager/keel', 'keelEager', 'keel'],
     ['minimal/keel', 'minimal', 'keel'],
     ['localTool/keel', 'localTool', 'keel'],
@@ -279,8 +288,9 @@ async function keelVariant(
   label: string,
   environment: BenchEnvironment,
   modelUrl: string,
+  tools?: BenchWorkerOptions['tools'],
 ): Promise<Variant> {
-  const started: BenchWorker = await startKeelWorker(environment, { modelUrl });
+  const started: BenchWorker = await startKeelWorker(environment, { modelUrl, ...(tools ? { tools } : {}) });
   const running = started.worker.run();
   return {
     name,

@@ -10,3 +10,13 @@ export const noopTool = defineTool({
   readOnly: true,
   execute: ({ size }) => 'x'.repeat(size),
 });
+
+/** The same tool marked `local`: Keel runs its calls as local activities. */
+export const localNoopTool = defineTool({
+  name: NOOP_TOOL,
+  description: 'Does nothing; returns `size` characters.',
+  schema: z.object({ size: z.number().int().min(0) }),
+  readOnly: true,
+  local: true,
+  execute: ({ size }) => 'x'.repeat(size),
+});
