@@ -37,17 +37,23 @@ export async function runBackgroundResponse(
   options: BackgroundOptions,
 ): Promise<Response> {
   const { signal } = options;
-  let response: Response | undefined;
-  if (options.resumeResponseId !== undefined)
-    response = await reattach(client, options.resumeResponseId, signal);
-  response ??= await client.responses.create({ ...params, background: true, store: true }, { signal });
-  options.onResponseId(response.id);
+  const resumed =
+    options.resumeResponseId === undefined
+      ? undefined
+      : await reattach(client, options.resumeResponseId, signal);
+  let response: Response =
+    resumed ??
+    (await linked(signal, (request) =>
+      client.responses.create({ ...params, background: true, store: true }, { signal: request }),
+    ));
+  const id = response.id;
+  options.onResponseId(id);
   const schedule = options.schedule ?? DEFAULT_POLL_SCHEDULE;
   let delay = schedule.initialMs;
   while (response.status !== undefined && RUNNING.has(response.status)) {
     await abortableDelay(delay, signal);
     delay = Math.min(schedule.maxMs, Math.round(delay * 1.5));
-    response = await client.responses.retrieve(response.id, {}, { signal });
+    response = await linked(signal, (request) => client.responses.retrieve(id, {}, { signal: request }));
     options.onPoll?.();
   }
   return response;
@@ -60,11 +66,30 @@ async function reattach(
   signal: AbortSignal,
 ): Promise<Response | undefined> {
   try {
-    const response = await client.responses.retrieve(responseId, {}, { signal });
+    const response = await linked(signal, (request) =>
+      client.responses.retrieve(responseId, {}, { signal: request }),
+    );
     return response.status === 'failed' || response.status === 'cancelled' ? undefined : response;
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
     throw error;
+  }
+}
+
+/**
+ * Runs one request with a signal of its own that follows `signal`. The \`openai\` SDK adds an abort
+ * listener to the signal of every request and never removes it: on the turn's long-lived signal,
+ * polls would pile them up (a leak, and Node's MaxListenersExceeded warning after ten).
+ */
+async function linked<T>(signal: AbortSignal, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  try {
+    return await request(controller.signal);
+  } finally {
+    signal.removeEventListener('abort', forward);
   }
 }
 

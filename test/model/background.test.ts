@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBackgroundResponse } from '../../src/model/background.js';
@@ -41,6 +42,22 @@ describe('runBackgroundResponse', () => {
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0]?.body).toMatchObject({ background: true, store: true });
     expect(polls.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('leaves no listener on the turn’s signal however often it polls', async () => {
+    const release = deferred();
+    const { model, client } = await serve(reply.held(reply.text('finished'), release.promise));
+    const signal = new AbortController().signal;
+    const done = runBackgroundResponse(client, params, {
+      signal,
+      schedule: fast,
+      onResponseId: () => undefined,
+    });
+    await model.waitUntil(() => model.retrievals.length >= 15);
+    expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
+    release.resolve();
+    await done;
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
   it('re-attaches to the response an earlier attempt created instead of creating another', async () => {
