@@ -38,6 +38,10 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
   // A local server that is not running yet will be started here, and then only this process can
   // host the worker: check its configuration before starting anything.
   let config = !options.demo && !remote && !(await localServerRunning()) ? requireWorkerConfig() : undefined;
+  // Before anything creates the SDK's runtime (starting the local server does): this process answers
+  // Ctrl-C itself (cancel or detach), so a worker it hosts must not shut down on it, and the worker's
+  // lifecycle chatter would drown the progress lines: warnings and errors only.
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;
@@ -48,9 +52,6 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
     const hostWorker = options.demo || (!remote && !(await workersPolling(client.keel)));
     if (hostWorker && !options.demo) config ??= requireWorkerConfig();
     if (hostWorker) {
-      // This process answers Ctrl-C itself (cancel or detach), so the worker must not shut down on it;
-      // its lifecycle chatter would drown the progress lines: warnings and errors only.
-      Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
       demoModel = options.demo ? await startDemoModel() : undefined;
       hosted = await hostWorkerFor(target, taskQueue, config, demoModel);
     }

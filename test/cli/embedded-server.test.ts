@@ -58,6 +58,20 @@ async function waitForTextInEmbeddedFrame(page: Page, text: string): Promise<voi
 }
 
 describe('keel without TEMPORAL_ADDRESS', () => {
+  it('runs the demo from nothing: starts a local server, hosts the worker, follows the run, stops the server', async () => {
+    const workspace = await temporaryWorkspace();
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const environment = cliEnvironment({ KEEL_LOCAL_PORT: String(port), KEEL_LOCAL_UI_PORT: String(uiPort) });
+    const { code, stdout, stderr } = await runCli(['run', '--demo', 'What is in here?'], {
+      env: environment,
+      cwd: workspace,
+    });
+    expect(stderr).toContain('Starting a local Temporal server');
+    expect(stdout).toContain('→ list_directory .');
+    expect(stdout).toContain('✔ completed');
+    expect(code).toBe(0);
+  });
+
   it('starts a persistent local server with the Web UI, where a finished run shows its summaries', async () => {
     const workspace = await temporaryWorkspace();
     await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
