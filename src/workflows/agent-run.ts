@@ -441,6 +441,7 @@ function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Part
   return budgets;
 }
 
+/** A non-retryable failure ends the run at once; a plain Error would retry the workflow task forever. */
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: 'KeelError.InvalidInput',
@@ -465,37 +466,28 @@ function rethrowIfCancelled(error: unknown, onCancelled: () => void): void {
 function parseInput(rawInput: unknown): RunInput {
   const parsed = RunInput.safeParse(rawInput);
   if (parsed.success) return parsed.data;
-  // A non-retryable failure ends the run at once; a plain Error would retry the workflow task forever.
-  throw ApplicationFailure.create({
-    type: 'KeelError.InvalidInput',
-    message: `Invalid run input:\n${formatIssues(parsed.error).join('\n')}`,
-    nonRetryable: true,
-  });
+  throw invalidInput(formatIssues(parsed.error).join('\n'));
 }
 
 function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
   const byName = new Map(profile.tools.map((tool) => [tool.name, tool]));
   const refuse = (field: string, names: string[]): never => {
-    throw ApplicationFailure.create({
-      type: 'KeelError.InvalidInput',
-      message: `Invalid run input:\n${field}: unknown tool(s) ${names.join(', ')}; this worker has ${
-        profile.tools.map((tool) => tool.name).join(', ') || 'no tools'
-      }`,
-      nonRetryable: true,
-    });
+    const available = profile.tools.map((tool) => tool.name).join(', ') || 'no tools';
+    throw invalidInput(`${field}: unknown tool(s) ${names.join(', ')}; this worker has ${available}`);
   };
   const missing = (input.tools ?? []).filter((name) => !byName.has(name));
   if (missing.length > 0) refuse('tools', missing);
   const chosen =
     input.tools === undefined ? profile.tools : input.tools.map((name) => byName.get(name) as ToolInfo);
-  const unknownTimeouts = Object.keys(input.toolTimeouts ?? {}).filter(
-    (name) => !chosen.some((tool) => tool.name === name),
-  );
-  if (unknownTimeouts.length > 0) refuse('toolTimeouts', unknownTimeouts);
-  const unknownApprovals = (input.approvalTools ?? []).filter(
-    (name) => !chosen.some((tool) => tool.name === name),
-  );
-  if (unknownApprovals.length > 0) refuse('approvalTools', unknownApprovals);
+  // Per-tool settings may only name tools the run offers.
+  const settings = {
+    toolTimeouts: Object.keys(input.toolTimeouts ?? {}),
+    approvalTools: input.approvalTools ?? [],
+  };
+  for (const [field, names] of Object.entries(settings)) {
+    const unknown = names.filter((name) => !chosen.some((tool) => tool.name === name));
+    if (unknown.length > 0) refuse(field, unknown);
+  }
   return chosen;
 }
 

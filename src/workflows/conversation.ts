@@ -72,15 +72,18 @@ export class Conversation {
   }
 
   private compact(budgetBytes: number): void {
-    while (jsonBytes(this.groups) > budgetBytes && this.groups.length > 2) {
-      this.groups.splice(1, 1);
+    // Measured once, then less each dropped group and its comma: not the whole conversation again per turn dropped.
+    let bytes = jsonBytes(this.groups);
+    while (bytes > budgetBytes && this.groups.length > 2) {
+      const [dropped] = this.groups.splice(1, 1);
+      bytes -= jsonBytes(dropped) + 1;
       this.omittedTurns += 1;
     }
-    if (jsonBytes(this.groups) > budgetBytes) {
+    if (bytes > budgetBytes) {
       throw ApplicationFailure.create({
         type: 'KeelError.PayloadTooLarge',
         message:
-          `The conversation is ${jsonBytes(this.groups)} bytes even with every earlier turn dropped, over the ` +
+          `The conversation is ${bytes} bytes even with every earlier turn dropped, over the ` +
           `${budgetBytes} bytes a stateless run may send in one turn. Shorten the task or the tool outputs.`,
         nonRetryable: true,
       });
