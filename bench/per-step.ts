@@ -290,7 +290,29 @@ async function keelVariant(
   modelUrl: string,
   tools?: BenchWorkerOptions['tools'],
 ): Promise<Variant> {
-  const started: BenchWorker = await startKeelWorker(environment, { modelUrl, ...(tools ? { tools } : {}) });
+  return workerVariant(
+    name,
+    label,
+    environment,
+    { modelUrl, ...(tools ? { tools } : {}) },
+    async (started, task, turns) => {
+      const runId = await started.keel.startRun({ task, maxTurns: turns, tools: ['noop'] });
+      const result = await started.keel.waitForResult(runId);
+      if (result.status !== 'completed') throw new Error(`Keel run ${runId} ended ${result.status}`);
+      return runId;
+    },
+  );
+}
+
+/** A variant served by a Keel worker in this process; `run` starts one run on it and returns its workflow id. */
+async function workerVariant(
+  name: string,
+  label: string,
+  environment: BenchEnvironment,
+  options: BenchWorkerOptions,
+  run: (started: BenchWorker, task: string, turns: number) => Promise<string>,
+): Promise<Variant> {
+  const started = await startKeelWorker(environment, options);
   const running = started.worker.run();
   return {
     name,
@@ -298,12 +320,7 @@ async function keelVariant(
     environment,
     modelActivity: 'callModel',
     taskQueue: started.taskQueue,
-    async run(task, turns) {
-      const runId = await started.keel.startRun({ task, maxTurns: turns, tools: ['noop'] });
-      const result = await started.keel.waitForResult(runId);
-      if (result.status !== 'completed') throw new Error(`Keel run ${runId} ended ${result.status}`);
-      return runId;
-    },
+    run: (task, turns) => run(started, task, turns),
     async stop() {
       started.worker.shutdown();
       await running;
@@ -330,30 +347,17 @@ async function whatIfVariant(
   bundlePath: string,
   localTool: boolean,
 ): Promise<Variant> {
-  const started = await startKeelWorker(environment, { modelUrl, workflowBundle: { codePath: bundlePath } });
-  const running = started.worker.run();
-  return {
-    name,
-    label,
-    environment,
-    modelActivity: 'callModel',
-    taskQueue: started.taskQueue,
-    async run(task, turns) {
-      const workflowId = `what-if-${randomUUID()}`;
-      const input: WhatIfInput = { task, maxTurns: turns, localTool };
-      await environment.client.workflow.execute('whatIfLoop', {
-        taskQueue: started.taskQueue,
-        workflowId,
-        args: [input],
-      });
-      return workflowId;
-    },
-    async stop() {
-      started.worker.shutdown();
-      await running;
-      await started.connection.close();
-    },
-  };
+  const options = { modelUrl, workflowBundle: { codePath: bundlePath } };
+  return workerVariant(name, label, environment, options, async (started, task, turns) => {
+    const workflowId = `what-if-${randomUUID()}`;
+    const input: WhatIfInput = { task, maxTurns: turns, localTool };
+    await environment.client.workflow.execute('whatIfLoop', {
+      taskQueue: started.taskQueue,
+      workflowId,
+      args: [input],
+    });
+    return workflowId;
+  });
 }
 
 async function agentsVariant(environment: BenchEnvironment, modelUrl: string): Promise<Variant> {
