@@ -1,10 +1,14 @@
 import type { SuiteReport } from './suite.js';
+import type { Distribution } from './support/stats.js';
 
-type Cell = string | number | undefined;
+type Cell = string | number | null | undefined;
 
 function table(header: readonly string[], rows: readonly Cell[][]): string[] {
   const cell = (value: Cell): string =>
-    value === undefined || (typeof value === 'number' && Number.isNaN(value)) ? '–' : String(value);
+    // NaN becomes null once saved as JSON: both mean "not measured", whether live or re-rendered.
+    value === undefined || value === null || (typeof value === 'number' && Number.isNaN(value))
+      ? '–'
+      : String(value);
   return [
     `| ${header.join(' | ')} |`,
     `| ${header.map(() => '---').join(' | ')} |`,
@@ -189,40 +193,37 @@ export function markdownTables(report: SuiteReport): string {
         ['what', 'heartbeat timeout', 'median ms', 'max ms', 'samples'],
         [
           ...recovery.kills.flatMap((entry) => [
-            [
+            recoveryRow(
               'SIGKILL → tool running again on the standby worker',
-              `${entry.heartbeatTimeoutSeconds} s`,
-              entry.toolRestartedMs.median,
-              entry.toolRestartedMs.max,
-              entry.toolRestartedMs.count,
-            ],
-            [
+              entry.heartbeatTimeoutSeconds,
+              entry.toolRestartedMs,
+            ),
+            recoveryRow(
               "SIGKILL → the run's next model turn",
-              `${entry.heartbeatTimeoutSeconds} s`,
-              entry.runProgressedMs.median,
-              entry.runProgressedMs.max,
-              entry.runProgressedMs.count,
-            ],
+              entry.heartbeatTimeoutSeconds,
+              entry.runProgressedMs,
+            ),
           ]),
           ...recovery.cancels.flatMap((entry) => [
-            [
+            recoveryRow(
               "cancel request → tool's AbortSignal",
-              `${entry.heartbeatTimeoutSeconds} s`,
-              entry.abortSignalMs.median,
-              entry.abortSignalMs.max,
-              entry.abortSignalMs.count,
-            ],
-            [
-              'cancel request → run Canceled',
-              `${entry.heartbeatTimeoutSeconds} s`,
-              entry.runCanceledMs.median,
-              entry.runCanceledMs.max,
-              entry.runCanceledMs.count,
-            ],
+              entry.heartbeatTimeoutSeconds,
+              entry.abortSignalMs,
+            ),
+            recoveryRow('cancel request → run Canceled', entry.heartbeatTimeoutSeconds, entry.runCanceledMs),
           ]),
         ],
       ),
     );
   }
   return lines.join('\n');
+}
+
+/** One row of the recovery table: what, at which heartbeat timeout, and its median, max and count. */
+function recoveryRow(
+  what: string,
+  heartbeatTimeoutSeconds: number,
+  measured: Distribution,
+): Array<string | number> {
+  return [what, `${heartbeatTimeoutSeconds} s`, measured.median, measured.max, measured.count];
 }
