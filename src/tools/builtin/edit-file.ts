@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { ToolError } from '../tool-error.js';
 import { looksBinary } from './looks-binary.js';
+import { Pacer } from './pacer.js';
+import { countNewlines, countOccurrences, replaceOccurrences } from './replace-bytes.js';
+import type { Replaced } from './replace-bytes.js';
 
 /** Largest file edit_file changes, before and after the edit. */
 export const EDIT_FILE_MAX_BYTES = 5 * 1024 * 1024;
@@ -29,6 +32,17 @@ export const editFile = defineTool({
     const { workspace, signal } = context;
     if (oldText === newText)
       throw new ToolError('oldText and newText are the same; there is nothing to change');
+    for (const [name, text] of [
+      ['oldText', oldText],
+      ['newText', newText],
+    ] as const) {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      if (bytes > EDIT_FILE_MAX_BYTES) {
+        throw new ToolError(
+          `${name} is ${bytes} bytes; edit_file changes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
+        );
+      }
+    }
     // Not idempotent: newText may contain oldText, so a retry of an edit that happened must not redo it.
     return context.once('edit', async () => {
       await workspace.resolveForWriting(path);
@@ -42,45 +56,30 @@ export const editFile = defineTool({
       }
       // Bytes, not decoded text: invalid UTF-8 or a BOM elsewhere in the file must survive untouched.
       const needle = Buffer.from(oldText, 'utf8');
-      const positions = occurrences(bytes, needle);
-      if (positions.length === 0) throw new ToolError(notFound(path, bytes, oldText));
-      if (positions.length > 1 && !replaceAll) {
+      const replacement = Buffer.from(newText, 'utf8');
+      // Long loops over a file of millions of matches give the event loop turns (heartbeats go on).
+      const pacer = new Pacer(signal);
+      const count = await countOccurrences(bytes, needle, pacer);
+      if (count === 0) throw new ToolError(notFound(path, bytes, oldText));
+      if (count > 1 && !replaceAll) {
         throw new ToolError(
-          `oldText was found ${positions.length} times in ${path}; add more of the surrounding text to ` +
-            `make it unique, or set replaceAll to true to replace all ${positions.length}`,
+          `oldText was found ${count} times in ${path}; add more of the surrounding text to ` +
+            `make it unique, or set replaceAll to true to replace all ${count}`,
         );
       }
-      const edited = replace(bytes, positions, needle.length, Buffer.from(newText, 'utf8'));
-      if (edited.byteLength > EDIT_FILE_MAX_BYTES) {
+      // The size follows from the count: refuse before building anything (the result may be gigabytes).
+      const size = bytes.byteLength + count * (replacement.byteLength - needle.byteLength);
+      if (size > EDIT_FILE_MAX_BYTES) {
         throw new ToolError(
-          `the edit would make ${path} ${edited.byteLength} bytes; edit_file writes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
+          `the edit would make ${path} ${size} bytes; edit_file writes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
         );
       }
-      await workspace.writeFile(path, edited, { unchangedSince: stats, signal });
-      return summary(path, bytes, positions, oldText, newText, edited);
+      const edited = await replaceOccurrences(bytes, needle, replacement, size, LISTED_LINES, pacer);
+      await workspace.writeFile(path, edited.bytes, { unchangedSince: stats, signal });
+      return summary(path, { original: bytes, needle, replacement, count, edited });
     });
   },
 });
-
-/** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
-function occurrences(haystack: Buffer, needle: Buffer): number[] {
-  const found: number[] = [];
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) {
-    found.push(at);
-  }
-  return found;
-}
-
-function replace(bytes: Buffer, positions: number[], length: number, replacement: Buffer): Buffer {
-  const parts: Buffer[] = [];
-  let from = 0;
-  for (const position of positions) {
-    parts.push(bytes.subarray(from, position), replacement);
-    from = position + length;
-  }
-  parts.push(bytes.subarray(from));
-  return Buffer.concat(parts);
-}
 
 function notFound(path: string, bytes: Buffer, oldText: string): string {
   const message =
@@ -95,42 +94,27 @@ function notFound(path: string, bytes: Buffer, oldText: string): string {
 /** "Replaced 1 occurrence in a.ts at line 3 (2 lines became 4); a.ts now has 20 lines." */
 function summary(
   path: string,
-  original: Buffer,
-  positions: number[],
-  oldText: string,
-  newText: string,
-  edited: Buffer,
+  edit: { original: Buffer; needle: Buffer; replacement: Buffer; count: number; edited: Replaced },
 ): string {
-  const lines: number[] = [];
-  let line = 1;
-  let scanned = 0;
-  for (const position of positions) {
-    line += countNewlines(original.subarray(scanned, position));
-    scanned = position;
-    lines.push(line);
-  }
-  const listed = lines.slice(0, LISTED_LINES).join(', ') + (lines.length > LISTED_LINES ? ', …' : '');
-  const where = positions.length === 1 ? `at line ${listed}` : `at lines ${listed}`;
-  const before = countLines(oldText);
-  const after = newText === '' ? 0 : countLines(newText);
-  const each = positions.length === 1 ? '' : ' each';
-  const total = countNewlines(edited) + (edited.length > 0 && edited.at(-1) !== 0x0a ? 1 : 0);
+  const { original, needle, replacement, count, edited } = edit;
+  const listed = edited.lines.join(', ') + (count > edited.lines.length ? ', …' : '');
+  const where = count === 1 ? `at line ${listed}` : `at lines ${listed}`;
+  const before = countLines(needle);
+  const after = countLines(replacement);
+  const each = count === 1 ? '' : ' each';
+  // Counted from the parts rather than the result: each occurrence swaps its newlines for newText's.
+  const newlines = countNewlines(original) + count * (countNewlines(replacement) - countNewlines(needle));
+  const total = newlines + (edited.bytes.length > 0 && edited.bytes.at(-1) !== 0x0a ? 1 : 0);
   return (
-    `Replaced ${plural(positions.length, 'occurrence')} in ${path} ${where} ` +
+    `Replaced ${plural(count, 'occurrence')} in ${path} ${where} ` +
     `(${plural(before, 'line')} became ${after}${each}); ${path} now has ${plural(total, 'line')}.`
   );
 }
 
-function countNewlines(bytes: Buffer): number {
-  let count = 0;
-  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count++;
-  return count;
-}
-
 /** Lines a piece of text spans; a final newline ends its last line rather than starting another. */
-function countLines(text: string): number {
-  const parts = text.split('\n').length;
-  return text.endsWith('\n') ? parts - 1 : parts;
+function countLines(text: Buffer): number {
+  if (text.length === 0) return 0;
+  return countNewlines(text) + (text.at(-1) === 0x0a ? 0 : 1);
 }
 
 function plural(count: number, noun: string): string {

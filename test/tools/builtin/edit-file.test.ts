@@ -190,6 +190,58 @@ describe('editFile', () => {
     await expect(read('grow.txt')).resolves.toBe('x'.repeat(1024));
   });
 
+  it('refuses an oldText or newText over EDIT_FILE_MAX_BYTES in UTF-8 before opening the file', async () => {
+    // Fewer characters than the limit, more bytes: "é" is two bytes in UTF-8.
+    const wide = 'é'.repeat(EDIT_FILE_MAX_BYTES / 2 + 1);
+    expect(await edit({ path: 'code.ts', oldText: 'const beta = 2;', newText: wide })).toEqual(
+      toolError(
+        `newText is ${EDIT_FILE_MAX_BYTES + 2} bytes; edit_file changes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
+      ),
+    );
+    expect(await edit({ path: 'nope.ts', oldText: wide, newText: '' })).toEqual(
+      toolError(
+        `oldText is ${EDIT_FILE_MAX_BYTES + 2} bytes; edit_file changes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
+      ),
+    );
+    await expect(read('code.ts')).resolves.toContain('const beta = 2;');
+  });
+
+  it('refuses a replaceAll that would grow a small file to gigabytes, saying the exact size', async () => {
+    await writeFile(inside('small.txt'), 'x'.repeat(4096));
+    expect(
+      await edit({ path: 'small.txt', oldText: 'x', newText: 'y'.repeat(1_000_000), replaceAll: true }),
+    ).toEqual(
+      toolError(
+        `the edit would make small.txt ${4096 * 1_000_000} bytes; edit_file writes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
+      ),
+    );
+    await expect(read('small.txt')).resolves.toBe('x'.repeat(4096));
+  });
+
+  it('lists the lines of the first 20 occurrences and counts the lines of the result', async () => {
+    await writeFile(inside('list.txt'), 'item\n'.repeat(25));
+    expect(
+      await edit({ path: 'list.txt', oldText: 'item\n', newText: 'one\ntwo\n', replaceAll: true }),
+    ).toEqual(
+      ok(
+        `Replaced 25 occurrences in list.txt at lines ${Array.from({ length: 20 }, (_, index) => index + 1).join(', ')}, … ` +
+          '(1 line became 2 each); list.txt now has 50 lines.',
+      ),
+    );
+    await expect(read('list.txt')).resolves.toBe('one\ntwo\n'.repeat(25));
+  });
+
+  it('replaces millions of occurrences of one byte exactly', async () => {
+    await writeFile(inside('dense.txt'), 'a,'.repeat(EDIT_FILE_MAX_BYTES / 2));
+    expect(await edit({ path: 'dense.txt', oldText: 'a', newText: 'b', replaceAll: true })).toEqual(
+      ok(
+        `Replaced 2621440 occurrences in dense.txt at lines ${'1, '.repeat(20)}… (1 line became 1 each); ` +
+          'dense.txt now has 1 line.',
+      ),
+    );
+    await expect(read('dense.txt')).resolves.toBe('b,'.repeat(EDIT_FILE_MAX_BYTES / 2));
+  });
+
   describe('stays inside the workspace', () => {
     it('refuses or finds nothing at every spelling of a path outside, changing nothing there', async () => {
       const unchanged = await escape.fixture.watchOutside();
