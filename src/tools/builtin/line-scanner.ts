@@ -1,11 +1,10 @@
-import vm from 'node:vm';
+import { SCAN_THREAD_SOURCE } from './scan-thread-source.js';
+import { ThreadDeadlineError, ThreadFailedError, ThreadPool } from './thread-pool.js';
 
-/** One matching line: its 1-based number, where it starts and ends in the text, and the match column. */
+/** One matching line: its 1-based number and its text, cut to a window around the match when long. */
 export interface LineMatch {
   line: number;
-  start: number;
-  end: number;
-  column: number;
+  text: string;
 }
 
 /** The pattern ran past its time budget on one text: it most likely backtracks catastrophically. */
@@ -13,61 +12,74 @@ export class ScanTimeoutError extends Error {
   override name = 'ScanTimeoutError';
 }
 
-/** Scans a text line by line, at most `limit` matching lines; throws {@link ScanTimeoutError}. */
-export type LineScanner = (text: string, limit: number) => LineMatch[];
-
-// Each line is matched on its own (so ^ and $ are line anchors), without its "\r", and only in its first
-// maxLineChars characters. Returns flat [line, start, end, column] quadruples: cheap to build in the context.
-const SCAN = new vm.Script(`(() => {
-  const found = [];
-  for (let start = 0, line = 1; start < input.length && found.length < limit * 4; line++) {
-    let end = input.indexOf('\\n', start);
-    if (end === -1) end = input.length;
-    const stop = end > start && input.charCodeAt(end - 1) === 13 ? end - 1 : end;
-    const match = pattern.exec(input.slice(start, Math.min(stop, start + maxLineChars)));
-    if (match !== null) found.push(line, start, stop, match.index);
-    start = end + 1;
-  }
-  return found;
-})()`);
+/** The pattern could not be run to the end on one text: it threw, or its thread ran out of memory. */
+export class ScanFailedError extends Error {
+  override name = 'ScanFailedError';
+}
 
 /**
- * A {@link LineScanner} for `pattern` (no `g` or `y` flag). With `budgetMs`, each scan runs under vm's
- * timeout, which can stop a regex mid-match: JavaScript regexes backtrack and run synchronously, so
- * `(a+)+$` on a long line would otherwise block the worker's event loop (and its heartbeats) for good.
+ * Scans one file's bytes line by line, at most `limit` matching lines. Throws {@link ScanTimeoutError}
+ * or {@link ScanFailedError}, or the signal's reason when it aborts.
  */
-export function createLineScanner(
-  pattern: RegExp,
-  options: { maxLineChars: number; budgetMs?: number },
-): LineScanner {
-  const context = vm.createContext({ pattern, maxLineChars: options.maxLineChars, input: '', limit: 0 });
-  return (text, limit) => {
-    context.input = text;
-    context.limit = limit;
-    let flat: number[];
+export type LineScanner = (bytes: Uint8Array, limit: number, signal: AbortSignal) => Promise<LineMatch[]>;
+
+/** How a {@link LineScanner} cuts and bounds its work. */
+export interface LineScannerOptions {
+  /** Characters of each line that are matched. */
+  maxLineChars: number;
+  /** Characters of a matching line that are returned. */
+  shownChars: number;
+  /** Milliseconds one text may take; past that its thread is terminated. */
+  budgetMs: number;
+}
+
+/**
+ * The threads that scan: JavaScript regexes backtrack and run synchronously, so `(a+)+$` on a long
+ * line would block the main thread's event loop (heartbeats, cancellation, every other call) for
+ * as long as it runs. Two threads bound the CPU and memory a burst of parallel searches can take;
+ * each thread's heap is bounded too, and a thread over its limits dies alone.
+ */
+export const scanThreads = new ThreadPool({
+  source: SCAN_THREAD_SOURCE,
+  maxThreads: 2,
+  idleMs: 10_000,
+  resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+});
+
+type ScanReply = { matches: LineMatch[] } | { error: string };
+
+/** A {@link LineScanner} for `pattern` (no `g` or `y` flag), run on {@link scanThreads}. */
+export function createLineScanner(pattern: RegExp, options: LineScannerOptions): LineScanner {
+  const { source, flags } = pattern;
+  return async (bytes, limit, signal) => {
+    // A copy of exactly these bytes, moved to the thread: a view may share a larger buffer.
+    const copy = new Uint8Array(bytes);
+    let reply: ScanReply;
     try {
-      flat = (
-        options.budgetMs === undefined
-          ? SCAN.runInContext(context)
-          : SCAN.runInContext(context, { timeout: options.budgetMs })
-      ) as number[];
+      reply = (await scanThreads.run(
+        {
+          source,
+          flags,
+          bytes: copy,
+          limit,
+          maxLineChars: options.maxLineChars,
+          shownChars: options.shownChars,
+        },
+        { deadlineMs: options.budgetMs, signal, transfer: [copy.buffer] },
+      )) as ScanReply;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-        throw new ScanTimeoutError(`the pattern ran for more than ${options.budgetMs} ms on one file`);
+      if (signal.aborted) throw signal.reason;
+      if (error instanceof ThreadDeadlineError) {
+        throw new ScanTimeoutError(`the pattern ran for more than ${options.budgetMs} ms on one text`);
+      }
+      if (error instanceof ThreadFailedError) {
+        throw new ScanFailedError(
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'it ran out of memory' : error.message,
+        );
       }
       throw error;
-    } finally {
-      context.input = '';
     }
-    const matches: LineMatch[] = [];
-    for (let index = 0; index + 3 < flat.length; index += 4) {
-      matches.push({
-        line: flat[index] ?? 0,
-        start: flat[index + 1] ?? 0,
-        end: flat[index + 2] ?? 0,
-        column: flat[index + 3] ?? 0,
-      });
-    }
-    return matches;
+    if ('error' in reply) throw new ScanFailedError(reply.error);
+    return reply.matches;
   };
 }

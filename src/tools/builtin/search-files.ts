@@ -10,7 +10,7 @@ import { FileTooLargeError, WorkspaceError } from '../workspace.js';
 import type { OpenFileOptions, Workspace, WorkspaceDirectory } from '../workspace.js';
 import { compileFileNameGlob } from './file-name-glob.js';
 import { IGNORED_DIRECTORIES } from './ignored-directories.js';
-import { createLineScanner, ScanTimeoutError } from './line-scanner.js';
+import { createLineScanner, ScanFailedError, ScanTimeoutError } from './line-scanner.js';
 import type { LineMatch, LineScanner } from './line-scanner.js';
 import { looksBinary } from './looks-binary.js';
 
@@ -28,7 +28,7 @@ export const SEARCH_FILES_MAX_LINE_CHARS = 10_000;
 export const SEARCH_FILES_SHOWN_LINE_CHARS = 200;
 /** Files of one directory read at the same time. */
 const READ_AHEAD = 8;
-/** Milliseconds a regex may run on one file before the search stops; it blocks the worker meanwhile. */
+/** Milliseconds the pattern may run on one file before the search stops (on its own thread, which is then terminated). */
 export const SEARCH_FILES_REGEX_BUDGET_MS = 1_000;
 
 /** Searches the text files under a directory for a string or regex, like grep -rn. */
@@ -70,11 +70,13 @@ export const searchFiles = defineTool({
     const { workspace, signal } = context;
     const scan = createLineScanner(compilePattern(input.pattern, input.regex, input.caseSensitive), {
       maxLineChars: SEARCH_FILES_MAX_LINE_CHARS,
-      ...(input.regex ? { budgetMs: SEARCH_FILES_REGEX_BUDGET_MS } : {}),
+      shownChars: SEARCH_FILES_SHOWN_LINE_CHARS,
+      budgetMs: SEARCH_FILES_REGEX_BUDGET_MS,
     });
     const matchesName = input.glob === undefined ? () => true : compileFileNameGlob(input.glob);
     const search = new Search(
       scan,
+      input.regex,
       input.maxResults,
       signal,
       (details) => context.heartbeat(details),
@@ -104,15 +106,20 @@ class Search {
   #chars = 0;
   #files = 0;
   #stopped: string | undefined;
+  readonly #what: string;
   readonly #skipped = { large: 0, binary: 0, unreadable: 0 };
 
   constructor(
     private readonly scan: LineScanner,
+    /** Whether the pattern is a regex (else literal text), for the notes about a scan that was stopped. */
+    private readonly regex: boolean,
     private readonly maxResults: number,
     private readonly signal: AbortSignal,
     private readonly heartbeat: (details?: unknown) => void,
     private readonly matchesName: (fileName: string) => boolean,
-  ) {}
+  ) {
+    this.#what = regex ? 'the regex' : 'the search';
+  }
 
   /** How each file is read: bounded, and abandoned on cancellation. */
   get readOptions(): OpenFileOptions {
@@ -153,7 +160,7 @@ class Search {
   /** Searches one file the model named itself: refusals fail the search instead of skipping the file. */
   async explicitFile(workspace: Workspace, relative: string): Promise<void> {
     const [read] = await Promise.allSettled([workspace.readFile(relative, this.readOptions)]);
-    if (read !== undefined) this.file(relative, read, { explicit: true });
+    if (read !== undefined) await this.file(relative, read, { explicit: true });
   }
 
   private async subdirectory(parent: WorkspaceDirectory, name: string): Promise<void> {
@@ -180,18 +187,18 @@ class Search {
     for (const [index, name] of names.entries()) {
       const read = reads[index];
       if (this.#stopped !== undefined || read === undefined) return;
-      this.file(directory.relativePath === '.' ? name : `${directory.relativePath}/${name}`, read, {
+      await this.file(directory.relativePath === '.' ? name : `${directory.relativePath}/${name}`, read, {
         explicit: false,
       });
     }
   }
 
-  /** Scans one file that was read (or failed to be). */
-  private file(
+  /** Scans one file that was read (or failed to be), on a scan thread. */
+  private async file(
     shown: string,
     read: PromiseSettledResult<{ bytes: Buffer }>,
     { explicit }: { explicit: boolean },
-  ): void {
+  ): Promise<void> {
     if (this.#files >= SEARCH_FILES_MAX_FILES) {
       this.#stopped = `searched ${SEARCH_FILES_MAX_FILES} files; narrow path or glob`;
       return;
@@ -211,24 +218,31 @@ class Search {
       this.#skipped.binary++;
       return;
     }
-    const text = bytes.toString('utf8');
     const room = this.maxResults - this.#lines.length;
     let matches: LineMatch[];
     try {
-      matches = this.scan(text, room + 1);
+      matches = await this.scan(bytes, room + 1, this.signal);
     } catch (error) {
-      if (!(error instanceof ScanTimeoutError)) throw error;
-      this.#stopped =
-        `the regex ran for more than ${SEARCH_FILES_REGEX_BUDGET_MS} ms on ${shown} and was stopped; ` +
-        'it probably backtracks catastrophically (nested quantifiers like (a+)+ or (.*)*): simplify it';
-      return;
+      if (error instanceof ScanTimeoutError) {
+        this.#stopped =
+          `${this.#what} ran for more than ${SEARCH_FILES_REGEX_BUDGET_MS} ms on ${shown} and was stopped; ` +
+          (this.regex
+            ? 'it probably backtracks catastrophically (nested quantifiers like (a+)+ or (.*)*): simplify it'
+            : 'narrow path or glob');
+        return;
+      }
+      if (error instanceof ScanFailedError) {
+        this.#stopped = `${this.#what} failed on ${shown} (${error.message}) and was stopped${this.regex ? ': simplify it' : ''}`;
+        return;
+      }
+      throw error;
     }
     for (const match of matches) {
       if (this.#lines.length >= this.maxResults) {
         this.#stopped = `reached maxResults (${this.maxResults} lines); narrow path or glob, or raise maxResults (at most ${SEARCH_FILES_MAX_RESULTS})`;
         return;
       }
-      const line = `${shown}:${match.line}: ${excerpt(text, match)}`;
+      const line = `${shown}:${match.line}: ${match.text}`;
       if (this.#chars + line.length + 1 > SEARCH_FILES_MAX_OUTPUT_CHARS) {
         this.#stopped = `the output reached ${SEARCH_FILES_MAX_OUTPUT_CHARS} characters; narrow path or glob`;
         return;
@@ -279,13 +293,4 @@ function compilePattern(pattern: string, regex: boolean, caseSensitive: boolean)
       );
     }
   }
-}
-
-/** The matching line, cut to a window around the match when it is long. */
-function excerpt(text: string, match: LineMatch): string {
-  const line = text.slice(match.start, match.end);
-  if (line.length <= SEARCH_FILES_SHOWN_LINE_CHARS) return line;
-  const from = match.column < SEARCH_FILES_SHOWN_LINE_CHARS - 50 ? 0 : match.column - 50;
-  const to = from + SEARCH_FILES_SHOWN_LINE_CHARS;
-  return `${from > 0 ? '…' : ''}${line.slice(from, to)}${to < line.length ? '…' : ''}`;
 }
