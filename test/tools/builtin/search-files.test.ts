@@ -9,6 +9,7 @@ import {
   SEARCH_FILES_SHOWN_LINE_CHARS,
   searchFiles,
 } from '../../../src/tools/builtin/search-files.js';
+import { scanThreads } from '../../../src/tools/builtin/line-scanner.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import {
   OUTSIDE_SECRET,
@@ -253,6 +254,41 @@ describe('searchFiles', () => {
         searchFiles.execute({ ...defaults, pattern: 'alpha' }, context({ signal: controller.signal })),
       ),
     ).rejects.toThrow('cancelled');
+  });
+
+  it('stops a backtracking regex at once when cancelled, without waiting for its budget', async () => {
+    await writeFile(inside('evil.txt'), `${'a'.repeat(40)}!\n`);
+    const controller = new AbortController();
+    const reason = new Error('cancelled');
+    const searching = Promise.resolve(
+      searchFiles.execute(
+        { ...defaults, pattern: '^(a+)+$', regex: true, path: 'evil.txt' },
+        context({ signal: controller.signal }),
+      ),
+    );
+    setTimeout(() => controller.abort(reason), 100);
+    const started = performance.now();
+    await expect(searching).rejects.toBe(reason);
+    expect(performance.now() - started).toBeLessThan(SEARCH_FILES_REGEX_BUDGET_MS);
+    expect(await output({ pattern: 'alpha', path: 'src/a.ts' })).toBe(
+      ['src/a.ts:1: const alpha = 1;', 'src/a.ts:3: // alpha again'].join('\n'),
+    );
+  });
+
+  it('runs parallel searches on at most two scan threads, all of them answered', async () => {
+    await writeFile(inside('evil.txt'), `${'a'.repeat(40)}!\n`);
+    let most = 0;
+    const sampler = setInterval(() => (most = Math.max(most, scanThreads.threadCount)), 5);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () => output({ pattern: '^(a+)+$', regex: true, path: 'evil.txt' })),
+      );
+      for (const result of results) expect(result).toMatch(/stopped early: the regex ran for more than/);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
   });
 
   it('heartbeats while it searches many files', async () => {
