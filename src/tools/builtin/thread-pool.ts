@@ -193,7 +193,13 @@ class PooledThread {
       signal.addEventListener('abort', onAbort, { once: true });
       this.#worker.on('message', onMessage);
       // Queued until the thread runs; its start-up does not count against the job's deadline.
-      this.#worker.postMessage(message, transfer);
+      try {
+        this.#worker.postMessage(message, transfer);
+      } catch (error) {
+        // Not cloneable: the thread is fine, but is ended like any that failed a job (simpler than a third state).
+        stop(error as Error);
+        return;
+      }
       const startDeadline = (): void => {
         timer = setTimeout(
           () => stop(new ThreadDeadlineError(`the job ran for more than ${deadlineMs} ms`)),

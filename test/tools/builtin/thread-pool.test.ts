@@ -112,6 +112,12 @@ describe('ThreadPool', () => {
     expect(await threads.run({ kind: 'echo', value: 'again' }, job())).toMatchObject({ echo: 'again' });
   });
 
+  it('fails a job whose message cannot be cloned, keeping its thread slot', async () => {
+    const threads = pool({ maxThreads: 1 });
+    await expect(threads.run({ kind: 'echo', value: () => 1 }, job())).rejects.toThrow(/could not be cloned/);
+    expect(await threads.run({ kind: 'echo', value: 'fine' }, job())).toMatchObject({ echo: 'fine' });
+  });
+
   it('queues jobs beyond maxThreads; a queued job that is aborted never runs', async () => {
     const threads = pool({ maxThreads: 1 });
     const controller = new AbortController();
