@@ -28,7 +28,7 @@ export const SEARCH_FILES_MAX_LINE_CHARS = 10_000;
 export const SEARCH_FILES_SHOWN_LINE_CHARS = 200;
 /** Files of one directory read at the same time. */
 const READ_AHEAD = 8;
-/** Milliseconds the pattern may run on one file before the search stops (on its own thread, which is then terminated). */
+/** Milliseconds the pattern may run on one file before the search stops; its scan thread is terminated then. */
 export const SEARCH_FILES_REGEX_BUDGET_MS = 1_000;
 
 /** Searches the text files under a directory for a string or regex, like grep -rn. */
@@ -106,7 +106,6 @@ class Search {
   #chars = 0;
   #files = 0;
   #stopped: string | undefined;
-  readonly #what: string;
   readonly #skipped = { large: 0, binary: 0, unreadable: 0 };
 
   constructor(
@@ -117,9 +116,7 @@ class Search {
     private readonly signal: AbortSignal,
     private readonly heartbeat: (details?: unknown) => void,
     private readonly matchesName: (fileName: string) => boolean,
-  ) {
-    this.#what = regex ? 'the regex' : 'the search';
-  }
+  ) {}
 
   /** How each file is read: bounded, and abandoned on cancellation. */
   get readOptions(): OpenFileOptions {
@@ -223,16 +220,17 @@ class Search {
     try {
       matches = await this.scan(bytes, room + 1, this.signal);
     } catch (error) {
+      const what = this.regex ? 'the regex' : 'the search';
       if (error instanceof ScanTimeoutError) {
         this.#stopped =
-          `${this.#what} ran for more than ${SEARCH_FILES_REGEX_BUDGET_MS} ms on ${shown} and was stopped; ` +
+          `${what} ran for more than ${SEARCH_FILES_REGEX_BUDGET_MS} ms on ${shown} and was stopped; ` +
           (this.regex
             ? 'it probably backtracks catastrophically (nested quantifiers like (a+)+ or (.*)*): simplify it'
             : 'narrow path or glob');
         return;
       }
       if (error instanceof ScanFailedError) {
-        this.#stopped = `${this.#what} failed on ${shown} (${error.message}) and was stopped${this.regex ? ': simplify it' : ''}`;
+        this.#stopped = `${what} failed on ${shown} (${error.message}) and was stopped${this.regex ? ': simplify it' : ''}`;
         return;
       }
       throw error;
