@@ -112,7 +112,9 @@ export class ThreadPool {
       this.#threads--;
       const index = this.#idle.indexOf(thread);
       if (index !== -1) this.#idle.splice(index, 1);
-      this.#waiting.shift()?.(this.#spawn());
+      // Its slot is free: a job waiting for one gets a fresh thread.
+      const next = this.#waiting.shift();
+      if (next !== undefined) next(this.#spawn());
     });
     return thread;
   }
