@@ -11,6 +11,8 @@ interface ProtectPattern {
   source: string;
   /** Normalized parts; `**` matches any number of path parts, `*` and `?` work within one. */
   segments: string[];
+  /** Added by Keel rather than configured (the directory a `.git` link points to): not in {@link WorkspaceProtection.sources}. */
+  derived?: boolean;
 }
 
 /**
@@ -72,7 +74,20 @@ export class WorkspaceProtection {
 
   /** The patterns, as given. */
   get sources(): string[] {
-    return this.patterns.map((pattern) => pattern.source);
+    return this.patterns.filter((pattern) => pattern.derived !== true).map((pattern) => pattern.source);
+  }
+
+  /**
+   * This protection plus the exact workspace-relative directory `relative` (no wildcards), reported
+   * as protected by `source`: for a repository's real git directory that a `.git` link points to.
+   */
+  including(relative: string, source: string): WorkspaceProtection {
+    const segments = relative
+      .split(/[/\\]/)
+      .filter((part) => part !== '' && part !== '.')
+      // A literal * or ? in a name becomes a one-character wildcard: at worst a sibling is protected too.
+      .map((part) => normalizeName(part).replace(/[*?]/g, '?'));
+    return new WorkspaceProtection([...this.patterns, { source, segments, derived: true }]);
   }
 
   /**

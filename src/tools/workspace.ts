@@ -1,5 +1,5 @@
 import type { Dirent, Stats } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { readFile as readText, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { errorCode, lstatIfExists, supportsDescriptorPaths } from './held-directory.js';
 import type { HeldDirectory } from './held-directory.js';
@@ -64,7 +64,10 @@ export class Workspace {
   static async open(root: string, options: WorkspaceOptions = {}): Promise<Workspace> {
     const real = await realpath(path.resolve(root));
     if (!(await stat(real)).isDirectory()) throw new Error(`Workspace root ${root} is not a directory`);
-    const protection = WorkspaceProtection.of(options.protect ?? DEFAULT_WORKSPACE_PROTECT);
+    let protection = WorkspaceProtection.of(options.protect ?? DEFAULT_WORKSPACE_PROTECT);
+    const gitDirectory =
+      protection.protecting('.git') === undefined ? undefined : await linkedGitDirectory(real);
+    if (gitDirectory !== undefined) protection = protection.including(gitDirectory, '.git');
     return new Workspace(real, options.descriptorPaths ?? (await supportsDescriptorPaths(real)), protection);
   }
 
@@ -212,4 +215,24 @@ export class Workspace {
   includes(candidate: string): boolean {
     return candidate === this.root || candidate.startsWith(this.root + path.sep);
   }
+}
+
+/**
+ * The workspace-relative git directory that the root's `.git` leads to when it is a symbolic link or
+ * a `gitdir:` file (`git init --separate-git-dir`, worktrees) pointing inside the workspace: git
+ * runs code from there just as from `.git`, so it is protected with it. Undefined otherwise.
+ */
+async function linkedGitDirectory(root: string): Promise<string | undefined> {
+  const dotGit = path.join(root, '.git');
+  const stats = await lstatIfExists(dotGit);
+  let target: string | undefined;
+  if (stats?.isSymbolicLink() === true) target = dotGit;
+  if (stats?.isFile() === true && stats.size < 4096) {
+    const named = /^gitdir: *(.+?)\s*$/m.exec(await readText(dotGit, 'utf8'))?.[1];
+    if (named !== undefined) target = path.resolve(root, named);
+  }
+  if (target === undefined) return undefined;
+  const real = await realpath(target).catch(() => undefined);
+  if (real === undefined || real === root || !real.startsWith(root + path.sep)) return undefined;
+  return path.relative(root, real);
 }

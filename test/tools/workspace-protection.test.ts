@@ -261,6 +261,41 @@ describe.each([
   });
 });
 
+describe('a workspace whose .git leads to a git directory elsewhere in it', () => {
+  const escape = useEscapeFixture('protect-gitdir');
+  const { inside } = escape;
+
+  async function attempt(workspace: Workspace, target: string): Promise<string | undefined> {
+    const observation = await runBuiltin(workspace, 'write_file', { path: target, content: HOOK });
+    return observation.ok ? undefined : (observation as { message: string }).message;
+  }
+
+  it.each([
+    ['a symbolic link', 'repo.git', async () => symlink('repo.git', inside('.git'))],
+    ['a gitdir: file', 'meta/git', async () => writeFile(inside('.git'), 'gitdir: meta/git\n')],
+  ])('protects the directory that %s names, as .git', async (_kind, gitDirectory, makeDotGit) => {
+    await mkdir(inside(gitDirectory, 'hooks'), { recursive: true });
+    await makeDotGit();
+    const workspace = await Workspace.open(escape.fixture.root);
+    expect(await attempt(workspace, `${gitDirectory}/hooks/pre-commit`)).toMatch(
+      new RegExp(
+        `^Path refused: "${gitDirectory}/hooks/pre-commit" is protected by the worker \\(pattern "\\.git"\\)`,
+      ),
+    );
+    expect(workspace.protection.sources).toEqual(['.git', '.keel']);
+    expect(await readdir(inside(gitDirectory, 'hooks'))).toEqual([]);
+    const unprotected = await Workspace.open(escape.fixture.root, { protect: ['.keel'] });
+    expect(await attempt(unprotected, `${gitDirectory}/hooks/pre-commit`)).toBeUndefined();
+  });
+
+  it('adds nothing for a gitdir outside the workspace', async () => {
+    await writeFile(inside('.git'), `gitdir: ${escape.fixture.outside}\n`);
+    const workspace = await Workspace.open(escape.fixture.root);
+    expect(await attempt(workspace, 'src/hooks/pre-commit')).toMatch(/No such directory/);
+    expect(await attempt(workspace, 'notes.txt')).toBeUndefined();
+  });
+});
+
 it('refuses an unusable pattern when a workspace is opened', async () => {
   await expect(Workspace.open(path.resolve('.'), { protect: ['../x'] })).rejects.toThrow(
     'Unusable protection pattern: "../x" has an empty, "." or ".." part',
