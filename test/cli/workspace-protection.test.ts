@@ -27,6 +27,23 @@ describe('keel run in a directory that holds its own data', () => {
     expect(code).toBe(1);
   });
 
+  it('keel worker refuses the same way, and also an unprotected KEEL_STATE_DIR', async () => {
+    const workspace = await realpath(await temporaryWorkspace());
+    const model = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+    for (const [extra, variable] of [
+      [{ KEEL_DATA_DIR: 'server-data' }, 'KEEL_DATA_DIR'],
+      [{ KEEL_STATE_DIR: path.join(workspace, 'state') }, 'KEEL_STATE_DIR'],
+    ] as const) {
+      const { code, stderr } = await runCli(['worker'], {
+        env: localServer({ ...model, ...extra }),
+        cwd: workspace,
+      });
+      expect(stderr).toMatch(new RegExp(`^${variable} \\(${workspace}/.*\\) lies inside the workspace`, 'm'));
+      expect(stderr).not.toContain('Keel worker on task queue');
+      expect(code).toBe(1);
+    }
+  });
+
   it('hosts the worker with the default data directory, .keel, which is protected', async () => {
     const { code, stdout } = await runCli(['run', '--demo', 'What is in here?'], {
       env: localServer({}),
