@@ -26,6 +26,7 @@ import { modelConfigFromEnvironment } from './model/config.js';
 import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
+import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
 export interface WorkerConfig {
@@ -35,6 +36,8 @@ export interface WorkerConfig {
   workspace: string;
   /** `KEEL_STATE_DIR`: where the worker keeps its own records, such as completed side effects. */
   stateDirectory: string;
+  /** `KEEL_WORKSPACE_PROTECT`: what the tools may read but never write (default `.git,.keel`). */
+  workspaceProtect: string[];
   /** `KEEL_TOOLS`: the tools to offer, by name (default: all). */
   tools: string[] | undefined;
   /** `KEEL_MAX_TURNS`, `KEEL_OBSERVATION_CHAR_LIMIT`, `KEEL_MODEL_TIMEOUT_SECONDS`, `KEEL_HEARTBEAT_TIMEOUT_SECONDS`: limits for runs that set none. */
@@ -80,11 +83,37 @@ function limit(field: keyof RunLimits | keyof RunBudgets): Variable<number | und
   };
 }
 
+/** `KEEL_WORKSPACE_PROTECT`: comma-separated protection patterns, `none` for none, the defaults when unset. */
+const workspaceProtect: Variable<string[]> = {
+  parse(name, raw) {
+    const value = raw?.trim() || undefined;
+    if (value === undefined) return [...DEFAULT_WORKSPACE_PROTECT];
+    const patterns = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+    if (patterns.length === 1 && patterns[0]!.toLowerCase() === 'none') return [];
+    const expected =
+      `${name} must be "none" or a comma-separated list of workspace-relative paths or globs ` +
+      `(default "${DEFAULT_WORKSPACE_PROTECT.join(',')}")`;
+    if (patterns.some((pattern) => pattern.toLowerCase() === 'none')) {
+      throw new ConfigError(`${expected}; "none" cannot be combined with patterns`);
+    }
+    for (const pattern of patterns) {
+      const problem = protectPatternProblem(pattern);
+      if (problem !== undefined)
+        throw new ConfigError(`${expected}, not ${JSON.stringify(value)}: ${problem}`);
+    }
+    return patterns;
+  },
+};
+
 /** Every `KEEL_*` worker variable (the model's are in `modelVariables`), with how to read each. */
 export const workerVariables = {
   KEEL_TASK_QUEUE: textOr(DEFAULT_TASK_QUEUE),
   KEEL_WORKSPACE: optionalText,
   KEEL_STATE_DIR: optionalText,
+  KEEL_WORKSPACE_PROTECT: workspaceProtect,
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
   KEEL_MAX_TURNS: limit('maxTurns'),
   KEEL_OBSERVATION_CHAR_LIMIT: limit('observationCharLimit'),
@@ -116,6 +145,14 @@ export const workerVariables = {
 /** `KEEL_TASK_QUEUE`, else `keel`: the queue workers poll and clients start runs on. */
 export function taskQueueFromEnvironment(environment: NodeJS.ProcessEnv = process.env): string {
   return workerVariables.KEEL_TASK_QUEUE.parse('KEEL_TASK_QUEUE', environment.KEEL_TASK_QUEUE);
+}
+
+/** `KEEL_WORKSPACE_PROTECT`, else `.git,.keel`: for a worker without the rest of the configuration (the demo). */
+export function workspaceProtectFromEnvironment(environment: NodeJS.ProcessEnv = process.env): string[] {
+  return workerVariables.KEEL_WORKSPACE_PROTECT.parse(
+    'KEEL_WORKSPACE_PROTECT',
+    environment.KEEL_WORKSPACE_PROTECT,
+  );
 }
 
 /** Reads and checks {@link WorkerConfig}. */
@@ -152,6 +189,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     },
     workspace: values.KEEL_WORKSPACE ?? process.cwd(),
     stateDirectory: values.KEEL_STATE_DIR ?? defaultStateDirectory(environment),
+    workspaceProtect: values.KEEL_WORKSPACE_PROTECT,
     tools: values.KEEL_TOOLS,
     limits,
     heartbeatIntervalSeconds: values.KEEL_HEARTBEAT_INTERVAL_SECONDS,

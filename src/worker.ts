@@ -29,6 +29,7 @@ import { FileIdempotencyStore } from './tools/idempotency.js';
 import type { IdempotencyStore } from './tools/idempotency.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Workspace } from './tools/workspace.js';
+import { refuseUnprotectedKeelDirectories } from './tools/workspace-keel-state.js';
 
 /** The built-in tools every worker offers unless told otherwise: the workspace file tools. */
 export const builtinTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
@@ -62,6 +63,10 @@ export interface KeelWorkerOptions {
   taskQueue: string;
   /** Directory the tools may touch. */
   workspace: string;
+  /** What the tools may read but never write (`KEEL_WORKSPACE_PROTECT`); `.git` and `.keel` when absent. */
+  workspaceProtect?: readonly string[];
+  /** The local server's data directory (`KEEL_DATA_DIR`) when the CLI runs it: refused inside the workspace unprotected. */
+  dataDirectory?: string;
   /** A configured `openai` client (`maxRetries: 0`, see `createOpenAIClient`). */
   openai: OpenAI;
   defaultModel: string;
@@ -98,9 +103,22 @@ export interface KeelWorkerOptions {
 
 /** Creates a worker hosting the `agentRun` workflow and Keel's activities. */
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
-  const workspace = await Workspace.open(options.workspace).catch((error: unknown) => {
+  const workspace = await Workspace.open(options.workspace, {
+    ...(options.workspaceProtect ? { protect: options.workspaceProtect } : {}),
+  }).catch((error: unknown) => {
     throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
   });
+  const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
+  await refuseUnprotectedKeelDirectories(workspace, [
+    ...(options.idempotencyStore && options.stateDirectory === undefined
+      ? []
+      : [
+          { variable: 'KEEL_STATE_DIR', path: stateDirectory, holds: "the worker's records of side effects" },
+        ]),
+    ...(options.dataDirectory === undefined
+      ? []
+      : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
+  ]);
   const sanitizer = createSanitizer({
     secrets: [...secretsFromEnvironment(), ...(options.secrets ?? [])],
     paths: [
@@ -123,8 +141,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     ...(options.pollSchedule ? { pollSchedule: options.pollSchedule } : {}),
     sanitizer,
     idempotencyStore:
-      options.idempotencyStore ??
-      new FileIdempotencyStore(path.join(options.stateDirectory ?? defaultStateDirectory(), 'idempotency')),
+      options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   return Worker.create({
@@ -159,6 +176,8 @@ export interface RunWorkerOptions {
   onReady?: (worker: Worker) => void;
   /** Where to connect; Temporal's environment configuration (`TEMPORAL_ADDRESS`, …) when absent. */
   target?: ClientConnectConfig;
+  /** The local server's data directory, when the CLI runs that server (see {@link KeelWorkerOptions}). */
+  dataDirectory?: string;
 }
 
 /**
@@ -189,6 +208,8 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       ...(config.tools ? { enabledTools: config.tools } : {}),
       taskQueue: config.taskQueue,
       workspace: config.workspace,
+      workspaceProtect: config.workspaceProtect,
+      ...(options.dataDirectory === undefined ? {} : { dataDirectory: options.dataDirectory }),
       stateDirectory: config.stateDirectory,
       openai: createOpenAIClient(config.model),
       defaultModel: config.model.defaultModel,
@@ -203,7 +224,8 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
     });
     console.log(
       `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
-        `server ${address}), workspace ${config.workspace}, ` +
+        `server ${address}), workspace ${config.workspace} ` +
+        `(protected: ${config.workspaceProtect.join(', ') || 'nothing'}), ` +
         `default model ${config.model.defaultModel} (${config.model.mode} mode). Ctrl-C to stop.`,
     );
     options.onReady?.(worker);

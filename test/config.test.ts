@@ -47,6 +47,7 @@ describe('workerConfigFromEnvironment', () => {
       taskQueue: 'keel',
       workspace: process.cwd(),
       stateDirectory: path.join(homedir(), '.local', 'state', 'keel'),
+      workspaceProtect: ['.git', '.keel'],
       shutdownGraceSeconds: 10,
       heartbeatIntervalSeconds: 2,
       tools: undefined,
@@ -174,6 +175,29 @@ describe('workerConfigFromEnvironment', () => {
     ],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => workerConfigFromEnvironment({ ...withKey, [name]: value })).toThrow(message);
+  });
+
+  it('reads KEEL_WORKSPACE_PROTECT: patterns replace the defaults, "none" protects nothing', () => {
+    const protect = (value: string): string[] =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_WORKSPACE_PROTECT: value }).workspaceProtect;
+    expect(protect(' .keel , secrets/** ,*.pem ')).toEqual(['.keel', 'secrets/**', '*.pem']);
+    expect(protect('none')).toEqual([]);
+    expect(protect('NONE')).toEqual([]);
+    expect(protect('  ')).toEqual(['.git', '.keel']);
+  });
+
+  it.each([
+    ['../state', '"../state" has an empty, "." or ".." part'],
+    ['.git,a//b', '"a//b" has an empty, "." or ".." part'],
+    ['C:/keel', 'is not relative to the workspace root'],
+    ['src\\secrets', 'separate path parts with "/"'],
+    ['none,.keel', '"none" cannot be combined with patterns'],
+  ])('refuses KEEL_WORKSPACE_PROTECT=%j, naming the variable', (value, problem) => {
+    const error = configError(() =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_WORKSPACE_PROTECT: value }),
+    );
+    expect(error.message).toMatch(/^KEEL_WORKSPACE_PROTECT must be "none" or a comma-separated list/);
+    expect(error.message).toContain(problem);
   });
 
   it('keeps its state under XDG_STATE_HOME, or in KEEL_STATE_DIR when set', () => {

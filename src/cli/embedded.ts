@@ -25,6 +25,8 @@ export interface TemporalTarget extends ClientConnectConfig {
   uiUrl: string | undefined;
   /** Set when this process started the server: stopping it stops the server too. */
   embedded: { stop(): Promise<void> } | undefined;
+  /** The local server's data directory (`KEEL_DATA_DIR`), when the target is the local server. */
+  dataDirectory: string | undefined;
 }
 
 /**
@@ -45,14 +47,26 @@ export async function resolveTarget(options: {
     overrideEnvVars: environment as Record<string, string>,
   });
   if (connectionOptions.address !== undefined) {
-    return { connectionOptions, namespace: namespace ?? 'default', uiUrl: undefined, embedded: undefined };
+    return {
+      connectionOptions,
+      namespace: namespace ?? 'default',
+      uiUrl: undefined,
+      embedded: undefined,
+      dataDirectory: undefined,
+    };
   }
   const { port, uiPort } = localPorts(environment);
   const local = { address: `127.0.0.1:${port}` };
   const uiUrl = `http://localhost:${uiPort}`;
   if (await reachable(local)) {
     options.say(`Using the Temporal server already running on ${local.address} (UI ${uiUrl}).`);
-    return { connectionOptions: local, namespace: 'default', uiUrl, embedded: undefined };
+    return {
+      connectionOptions: local,
+      namespace: 'default',
+      uiUrl,
+      embedded: undefined,
+      dataDirectory: options.dataDirectory,
+    };
   }
   if (!options.start) {
     throw new ConfigError(
@@ -85,6 +99,7 @@ export async function resolveTarget(options: {
     namespace: 'default',
     uiUrl,
     embedded: { stop: () => environmentHandle.teardown() },
+    dataDirectory: options.dataDirectory,
   };
 }
 

@@ -215,7 +215,10 @@ async function workerCommand(out: Output, taskQueue: string): Promise<number> {
   const config = { ...workerConfigFromEnvironment(), taskQueue };
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: true });
   try {
-    await runWorker(config, { target });
+    await runWorker(config, {
+      target,
+      ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
+    });
     return EXIT.ok;
   } finally {
     await target.embedded?.stop();

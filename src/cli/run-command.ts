@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
-import { workerConfigFromEnvironment } from '../config.js';
+import { workerConfigFromEnvironment, workspaceProtectFromEnvironment } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { ConfigError } from '../config-error.js';
 import type { RunInputArgs } from '../contract/run-input.js';
@@ -150,6 +150,8 @@ async function hostWorkerFor(
     namespace: target.namespace,
     taskQueue,
     workspace: config?.workspace ?? process.cwd(),
+    workspaceProtect: config?.workspaceProtect ?? workspaceProtectFromEnvironment(),
+    ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
     ...(config ? { stateDirectory: config.stateDirectory, limits: config.limits } : {}),
     ...(config?.tools ? { enabledTools: config.tools } : {}),
     ...(config ? { tools: configuredTools(config), secrets: configuredSecrets(config) } : {}),

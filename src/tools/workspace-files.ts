@@ -1,8 +1,15 @@
 import type { Dirent, Stats } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFileKind } from './file-kind.js';
-import { atRealPath, entryPath, errorCode, lstatIfExists, rethrowAt } from './held-directory.js';
+import {
+  atRealPath,
+  descriptorPath,
+  entryPath,
+  errorCode,
+  lstatIfExists,
+  rethrowAt,
+} from './held-directory.js';
 import type { HeldDirectory } from './held-directory.js';
 import type { Workspace } from './workspace.js';
 import { WorkspaceDirectory } from './workspace-directory.js';
@@ -93,6 +100,7 @@ export async function writeFile(
       });
   try {
     const name = path.basename(absolute);
+    await workspace.refuseIfProtectedIn(directory, name, shown);
     const existing = await lstatIfExists(entryPath(directory, name)).catch(rethrowAt(absolute));
     if (existing?.isSymbolicLink() === true) throw changedWhileOpening(shown);
     if (existing?.isDirectory() === true) {
@@ -121,6 +129,25 @@ export async function writeFile(
   } finally {
     await directory.handle.close();
   }
+}
+
+/**
+ * Refuses entry `name` of a held directory if it is protected where the directory lies now: it may
+ * have been renamed since its path was checked (`staging` into `.git/hooks`). With /proc the kernel
+ * names the open directory; without, entries are reached by the checked path, which a rename empties.
+ */
+export async function refuseIfProtectedNow(
+  workspace: Workspace,
+  directory: HeldDirectory,
+  name: string,
+  shown: string,
+): Promise<void> {
+  let current = directory.path;
+  if (workspace.descriptorPaths) {
+    current = await readlink(descriptorPath(directory.handle));
+    if (!workspace.includes(current)) throw changedWhileOpening(shown);
+  }
+  workspace.refuseIfProtected(path.join(current, name), shown);
 }
 
 /** Creates the missing directories down to `target` one at a time from the root, each held open. */
