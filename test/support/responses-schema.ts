@@ -29,6 +29,14 @@ interface Validators {
 }
 let compiled: Validators | undefined;
 
+/**
+ * Compiles the schema now (about a second of blocking work, more on a loaded machine) rather than on
+ * the first request, when a worker in the same process may be heartbeating against a short timeout.
+ */
+export function loadCreateResponseSchema(): void {
+  validators();
+}
+
 function validators(): Validators {
   if (compiled !== undefined) return compiled;
   const schema = JSON.parse(readFileSync(createResponseSchemaFile, 'utf8')) as VendoredSchema;

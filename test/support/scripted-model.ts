@@ -3,7 +3,7 @@
 // receives is checked against OpenAI's published request schema.
 import { ScriptedModel as ScriptedServer } from '../../src/testing/scripted-model.js';
 import type { ScriptedModelOptions } from '../../src/testing/scripted-model.js';
-import { createResponseErrors } from './responses-schema.js';
+import { createResponseErrors, loadCreateResponseSchema } from './responses-schema.js';
 
 export * from '../../src/testing/scripted-model.js';
 
@@ -22,6 +22,7 @@ export const ScriptedModel = {
     script: Parameters<typeof ScriptedServer.start>[0],
     options: ScriptedModelOptions = {},
   ): Promise<ScriptedServer> {
+    loadCreateResponseSchema();
     return ScriptedServer.start(script, {
       validateRequest: (body) => {
         const problems = createResponseErrors(body);
