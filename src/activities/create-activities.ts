@@ -100,24 +100,24 @@ export function createActivities(dependencies: ActivityDependencies) {
           : undefined;
       let spent: number | undefined;
       try {
-        const turn = await withHeartbeats(
-          (beat) =>
-            callResponses(openai, request, tools, {
-              signal,
-              // The SDK's own 10-minute default would cut a longer turn the run allows short.
-              timeoutMs: context.info.startToCloseTimeoutMs,
-              ...(background && {
-                background: {
-                  ...(resumeResponseId !== undefined && { resumeResponseId }),
-                  ...(dependencies.pollSchedule && { schedule: dependencies.pollSchedule }),
-                  onResponseId: (id: string) => {
-                    responseId = id;
-                    beat({ responseId: id } satisfies ModelHeartbeat);
-                  },
+        // Heartbeats from the start, the background create included: a server slow to accept must not
+        // look like a dead worker, or every attempt would time out and pay for another generation.
+        const turn = await withHeartbeats((beat) =>
+          callResponses(openai, request, tools, {
+            signal,
+            // The SDK's own 10-minute default would cut a longer turn the run allows short.
+            timeoutMs: context.info.startToCloseTimeoutMs,
+            ...(background && {
+              background: {
+                ...(resumeResponseId !== undefined && { resumeResponseId }),
+                ...(dependencies.pollSchedule && { schedule: dependencies.pollSchedule }),
+                onResponseId: (id: string) => {
+                  responseId = id;
+                  beat({ responseId: id } satisfies ModelHeartbeat);
                 },
-              }),
+              },
             }),
-          { waitForFirstBeat: background },
+          }),
         );
         spent = turn.usage.totalTokens;
         return checkTurnSize(turn, request);

@@ -15,14 +15,11 @@ export type Beat = (details?: unknown) => void;
  * start, so work that ends sooner costs no heartbeat at all. The timer always stops, whatever `work`
  * does.
  *
- * With `waitForFirstBeat`, the timer stays silent until `work` beats itself: the first heartbeat goes
- * to the server at once while later ones are throttled, so work that must record details durably
- * (a response id) makes the first beat carry them.
+ * Details passed to `beat` ride on every later beat. The SDK sends the first heartbeat of an attempt
+ * at once and throttles the rest, so details recorded before the first timer beat (a response id
+ * from a quick create) are durable at once, and later ones within one throttle interval.
  */
-export async function withHeartbeats<T>(
-  work: (beat: Beat) => Promise<T>,
-  options: { waitForFirstBeat?: boolean } = {},
-): Promise<T> {
+export async function withHeartbeats<T>(work: (beat: Beat) => Promise<T>): Promise<T> {
   const context = Context.current();
   const timeout = context.info.heartbeatTimeoutMs;
   // At least three beats per timeout, so one lost beat never costs the attempt.
@@ -31,17 +28,13 @@ export async function withHeartbeats<T>(
     timeout ? Math.max(100, Math.floor(timeout / 3)) : MAX_INTERVAL_MS,
   );
   let details: unknown;
-  // No beat at the very start: Temporal counts the heartbeat timeout from the start anyway, and an
-  // immediate beat is a server call on every activity's critical path (about 2 ms of a 40 ms step).
-  let started = !options.waitForFirstBeat;
   const beat: Beat = (next) => {
     if (next !== undefined) details = next;
-    started = true;
     context.heartbeat(details);
   };
-  const timer = setInterval(() => {
-    if (started) beat();
-  }, interval);
+  // No beat at the very start: Temporal counts the heartbeat timeout from the start anyway, and an
+  // immediate beat is a server call on every activity's critical path (about 2 ms of a 40 ms step).
+  const timer = setInterval(() => beat(), interval);
   try {
     return await work(beat);
   } finally {

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
-import { NotFoundError } from 'openai';
+import { APIConnectionTimeoutError, NotFoundError } from 'openai';
 import type { Response, ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
+import { ModelError } from './model-error.js';
 
 /** How often a background response is polled: starting fast, slowing down for long generations. */
 export interface PollSchedule {
@@ -10,6 +11,13 @@ export interface PollSchedule {
 
 /** Default polling: 250 ms, growing by half each time up to 2 s. */
 export const DEFAULT_POLL_SCHEDULE: PollSchedule = { initialMs: 250, maxMs: 2_000 };
+
+/**
+ * Longest wait for the server to accept a background request. Until it answers, the response id is
+ * unknown, so a crash in this window costs a second generation: the window is bounded rather than
+ * left to the turn's whole timeout. Accepting normally takes well under a second.
+ */
+export const DEFAULT_CREATE_TIMEOUT_MS = 60_000;
 
 /** Options for {@link runBackgroundResponse}. */
 export interface BackgroundOptions {
@@ -21,6 +29,8 @@ export interface BackgroundOptions {
   /** Called after every poll, to keep the attempt alive. */
   onPoll?(): void;
   schedule?: PollSchedule;
+  /** Longest wait for the create request; {@link DEFAULT_CREATE_TIMEOUT_MS} when absent. */
+  createTimeoutMs?: number;
 }
 
 /** Statuses of a response that is still being generated. */
@@ -41,11 +51,7 @@ export async function runBackgroundResponse(
     options.resumeResponseId === undefined
       ? undefined
       : await reattach(client, options.resumeResponseId, signal);
-  let response: Response =
-    resumed ??
-    (await linked(signal, (request) =>
-      client.responses.create({ ...params, background: true, store: true }, { signal: request }),
-    ));
+  let response: Response = resumed ?? (await create(client, params, signal, options.createTimeoutMs));
   const id = response.id;
   options.onResponseId(id);
   const schedule = options.schedule ?? DEFAULT_POLL_SCHEDULE;
@@ -57,6 +63,34 @@ export async function runBackgroundResponse(
     options.onPoll?.();
   }
   return response;
+}
+
+/**
+ * Creates the background response, within `timeoutMs`. A server that does not accept in time fails
+ * the attempt as retryable `ModelError.CreateTimeout`: the retry creates anew, since a response the
+ * server made meanwhile cannot be found again (the Responses API has no way to look one up but its id).
+ */
+async function create(
+  client: OpenAI,
+  params: ResponseCreateParamsNonStreaming,
+  signal: AbortSignal,
+  timeoutMs = DEFAULT_CREATE_TIMEOUT_MS,
+): Promise<Response> {
+  try {
+    return await linked(signal, (request) =>
+      client.responses.create(
+        { ...params, background: true, store: true },
+        { signal: request, timeout: timeoutMs },
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof APIConnectionTimeoutError) || signal.aborted) throw error;
+    throw new ModelError(
+      'ModelError.CreateTimeout',
+      `The model server did not accept the background request within ${timeoutMs / 1000} s`,
+      true,
+    );
+  }
 }
 
 /** The earlier attempt's response, unless it is gone, failed or was cancelled (then a new one is made). */

@@ -3,7 +3,7 @@ import type {
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
 import { observationText } from '../contract/observation.js';
-import type { ModelInput, ModelRequest } from '../contract/model-request.js';
+import type { ConversationItem, ModelInput, ModelRequest } from '../contract/model-request.js';
 import type { FunctionToolParam } from '../tools/registry.js';
 
 /**
@@ -52,7 +52,31 @@ function inputItems(input: ModelInput): ResponseInputItem[] {
     case 'messages':
       return input.messages.map(user);
     case 'items':
-      // Items the Responses API produced or Keel built in its own shape; the API checks them.
-      return input.items as unknown as ResponseInputItem[];
+      // Items the Responses API produced or Keel built in its own shape, completed where needed.
+      return input.items.map(asValidInputItem) as unknown as ResponseInputItem[];
   }
+}
+
+/**
+ * A conversation item as OpenAI's published schema requires it as input. The model's own messages
+ * come back from the output as `OutputMessage` items, which require `status` and, on each text part,
+ * `annotations` and `logprobs`. Older runs recorded them without `status`, and Responses-compatible
+ * servers may leave the others out: an item without them is completed here rather than refused by
+ * the API. Everything else is sent as it was recorded.
+ */
+function asValidInputItem(item: ConversationItem): ConversationItem {
+  if (item.type !== 'message' || item.role !== 'assistant' || !Array.isArray(item.content)) return item;
+  return {
+    ...item,
+    status: item.status ?? 'completed',
+    content: item.content.map((part: unknown) =>
+      isRecord(part) && part.type === 'output_text'
+        ? { ...part, annotations: part.annotations ?? [], logprobs: part.logprobs ?? [] }
+        : part,
+    ),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

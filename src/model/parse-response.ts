@@ -49,14 +49,11 @@ export function parseResponse(response: Response, options: { keepItems?: boolean
 }
 
 /**
- * An output item as the input item a stateless run sends back next turn. Output items are valid
- * input; only the fields the API fills in on output (`status`) are dropped, since without storage
- * there is nothing server-side for them to refer to.
+ * An output item as the input item a stateless run sends back next turn: as the API sent it. Its
+ * `status` stays: an assistant message is not valid input without it (`OutputMessage` requires it).
  */
 function asInputItem(item: Response['output'][number]): Record<string, unknown> {
-  const rest: Record<string, unknown> = { ...(item as unknown as Record<string, unknown>) };
-  delete rest.status;
-  return rest;
+  return { ...(item as unknown as Record<string, unknown>) };
 }
 
 function toUsage(usage: Response['usage']): Usage {

@@ -46,6 +46,8 @@ export type ScriptStep =
       build: (request: RecordedRequest, ids: ResponseIds) => Record<string, unknown>;
       /** The answer is held back until this settles: the HTTP reply in foreground mode, completion in background mode. */
       hold?: Promise<unknown>;
+      /** The create request is not answered before this settles, in either mode: a server slow to accept. */
+      accept?: Promise<unknown>;
     }
   | { kind: 'error'; status: number; headers?: Record<string, string>; body: unknown }
   | { kind: 'hang' };
@@ -96,7 +98,8 @@ export const reply = {
               id: `msg_${position}`,
               role: 'assistant',
               status: 'completed',
-              content: [{ type: 'output_text', text: item.text, annotations: [] }],
+              // As the API sends it: `logprobs` is always present, empty unless the request asked for them.
+              content: [{ type: 'output_text', text: item.text, annotations: [], logprobs: [] }],
             };
           }
           if ('reasoning' in item) {
@@ -140,6 +143,11 @@ export const reply = {
     if (step.kind !== 'response') throw new Error('only responses can be held');
     return { ...step, hold };
   },
+  /** The same step, but the create request itself is answered only once `accept` settles. */
+  slowToAccept(step: ScriptStep, accept: Promise<unknown>): ScriptStep {
+    if (step.kind !== 'response') throw new Error('only responses can be slow to accept');
+    return { ...step, accept };
+  },
   /** A final answer. */
   text(text: string): ScriptStep {
     return reply.items([{ text }]);
@@ -167,6 +175,15 @@ export const reply = {
   },
 };
 
+/** Options for {@link ScriptedModel.start}. */
+export interface ScriptedModelOptions {
+  /**
+   * Checks each create request's body; a non-empty list of problems answers 400, as the real API
+   * would, and makes {@link ScriptedModel.assertDone} throw. Tests pass OpenAI's published schema.
+   */
+  validateRequest?: (body: unknown) => readonly string[];
+}
+
 /** A background response the server is holding. */
 interface StoredResponse {
   body: Record<string, unknown>;
@@ -190,21 +207,26 @@ export class ScriptedModel {
   readonly cancellations: string[] = [];
   readonly problems: string[] = [];
   readonly #script: ScriptStep[] | ScriptPolicy;
+  readonly #validateRequest: ScriptedModelOptions['validateRequest'];
   readonly #server: Server;
   readonly #started = Date.now();
   readonly #waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
   readonly #hanging = new Set<ServerResponse>();
   readonly #stored = new Map<string, StoredResponse>();
 
-  private constructor(script: ScriptStep[] | ScriptPolicy, server: Server) {
+  private constructor(script: ScriptStep[] | ScriptPolicy, server: Server, options: ScriptedModelOptions) {
     this.#script = script;
     this.#server = server;
+    this.#validateRequest = options.validateRequest;
   }
 
   /** Starts a server on 127.0.0.1 with a random port, answering from steps in order or from a policy. */
-  static async start(script: ScriptStep[] | ScriptPolicy): Promise<ScriptedModel> {
+  static async start(
+    script: ScriptStep[] | ScriptPolicy,
+    options: ScriptedModelOptions = {},
+  ): Promise<ScriptedModel> {
     const server = createServer();
-    const model = new ScriptedModel(script, server);
+    const model = new ScriptedModel(script, server, options);
     server.on(
       'request',
       (request: IncomingMessage, response: ServerResponse) => void model.handle(request, response),
@@ -290,6 +312,13 @@ export class ScriptedModel {
     this.requests.push(recorded);
     // Waiters hear of the request now, not when its (possibly held) answer goes out.
     this.notify();
+    const invalid = this.#validateRequest?.(body) ?? [];
+    if (invalid.length > 0) {
+      this.problems.push(...invalid.map((problem) => `request ${index} ${problem}`));
+      return this.send(response, 400, {
+        error: { message: invalid.join('; '), type: 'invalid_request_error', param: null, code: null },
+      });
+    }
     const step = Array.isArray(this.#script) ? this.#script[index] : this.#script(recorded);
     if (step === undefined) {
       this.problems.push(
@@ -305,6 +334,13 @@ export class ScriptedModel {
           responseId: `resp_${index + 1}`,
           callId: (position) => `call_${index + 1}_${position + 1}`,
         });
+        if (step.accept !== undefined) {
+          this.#hanging.add(response);
+          await step.accept;
+          this.#hanging.delete(response);
+          // The client gave up waiting; like the real API, the response may exist all the same.
+          if (response.destroyed && body.background !== true) return;
+        }
         if (body.background === true) {
           const stored: StoredResponse = {
             body: { ...answer, background: true },

@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import type { ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBackgroundResponse } from '../../src/model/background.js';
+import { ModelError } from '../../src/model/model-error.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { deferred } from '../support/deferred.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -136,5 +137,44 @@ describe('runBackgroundResponse', () => {
     });
     await expect(attempt).rejects.toThrow('cancelled');
     expect(model.retrievals).toEqual([]);
+  });
+
+  it('gives up on a create the server does not accept in time, as a retryable CreateTimeout', async () => {
+    const { model, client } = await serve(reply.hang());
+    const reported: string[] = [];
+    const attempt = runBackgroundResponse(client, params, {
+      signal: new AbortController().signal,
+      schedule: fast,
+      createTimeoutMs: 200,
+      onResponseId: (id) => reported.push(id),
+    });
+    const error: unknown = await attempt.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({
+      type: 'ModelError.CreateTimeout',
+      retryable: true,
+      message: 'The model server did not accept the background request within 0.2 s',
+    });
+    expect(reported).toEqual([]);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('waits for a slow create within its bound, and reports the id once it is accepted', async () => {
+    const accept = deferred();
+    const { model, client } = await serve(reply.slowToAccept(reply.text('accepted late'), accept.promise));
+    const reported: string[] = [];
+    const attempt = runBackgroundResponse(client, params, {
+      signal: new AbortController().signal,
+      schedule: fast,
+      onResponseId: (id) => reported.push(id),
+    });
+    await model.waitForRequests(1);
+    expect(reported).toEqual([]);
+    accept.resolve();
+    expect((await attempt).output_text).toBe('accepted late');
+    expect(reported).toEqual(['resp_1']);
   });
 });

@@ -5,6 +5,7 @@ import type { Observation } from '../../src/contract/observation.js';
 import { buildResponsesRequest } from '../../src/model/build-request.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import { createResponseErrors } from '../support/responses-schema.js';
 
 const registry = new ToolRegistry([
   defineTool({
@@ -160,4 +161,81 @@ describe('buildResponsesRequest', () => {
     expect(body.max_output_tokens).toBe(2048);
     expect(body.reasoning).toEqual({ effort: 'low' });
   });
+
+  it('sends every kind of input as a request valid under OpenAI’s published CreateResponse schema', () => {
+    const observation: Observation = { callId: 'call_1', ok: true, output: 'x' };
+    const requests: ModelRequest[] = [
+      firstTurn({ input: { kind: 'task', task: 'go', messages: ['also this'] } }),
+      continuation([observation], { maxOutputTokens: 16, reasoningEffort: 'high' }),
+      firstTurn({ input: { kind: 'messages', previousResponseId: 'resp_1', messages: ['next'] } }),
+      firstTurn({ input: { kind: 'items', items: statelessItems }, tools: [] }),
+    ];
+    for (const request of requests)
+      expect(createResponseErrors(buildResponsesRequest(request, tools))).toEqual([]);
+  });
+
+  it('completes the model’s own messages that a stateless run recorded without status', () => {
+    // As runs recorded them before: the status (and here the text parts' logprobs) left out.
+    const recorded = {
+      type: 'message',
+      id: 'msg_0',
+      role: 'assistant',
+      content: [
+        { type: 'output_text', text: 'Checking first.', annotations: [] },
+        { type: 'refusal', refusal: 'Not that.' },
+      ],
+    };
+    const input = { kind: 'items' as const, items: [statelessItems[0]!, recorded] };
+    expect(createResponseErrors({ model: 'gpt-test', input: input.items })).not.toEqual([]);
+
+    const body = buildResponsesRequest(firstTurn({ input }), tools);
+
+    expect(createResponseErrors(body)).toEqual([]);
+    expect(body.input).toEqual([
+      statelessItems[0],
+      {
+        ...recorded,
+        status: 'completed',
+        content: [
+          { type: 'output_text', text: 'Checking first.', annotations: [], logprobs: [] },
+          { type: 'refusal', refusal: 'Not that.' },
+        ],
+      },
+    ]);
+  });
+
+  it('keeps the status the model gave its message', () => {
+    const truncated = {
+      type: 'message',
+      id: 'msg_0',
+      role: 'assistant',
+      status: 'incomplete',
+      content: [{ type: 'output_text', text: 'Cut', annotations: [], logprobs: [] }],
+    };
+    const body = buildResponsesRequest(firstTurn({ input: { kind: 'items', items: [truncated] } }), tools);
+    expect(body.input).toEqual([truncated]);
+  });
 });
+
+/** A stateless conversation as a run keeps it: the task, then a turn's output items and results. */
+const statelessItems = [
+  { type: 'message', role: 'user', content: 'go' },
+  { type: 'reasoning', id: 'rs_0', summary: [], encrypted_content: 'opaque' },
+  {
+    type: 'message',
+    id: 'msg_1',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text: 'Looking.', annotations: [], logprobs: [] }],
+  },
+  {
+    type: 'function_call',
+    id: 'fc_2',
+    call_id: 'call_1',
+    name: 'echo',
+    arguments: '{}',
+    status: 'completed',
+  },
+  { type: 'function_call_output', call_id: 'call_1', output: 'echo' },
+  { type: 'message', role: 'developer', content: '[1 earlier turn(s) were dropped]' },
+];

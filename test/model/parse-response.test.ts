@@ -77,6 +77,16 @@ describe('parseResponse', () => {
     expect(turn.text).toBe('Reading both files.');
   });
 
+  it('keeps the output items of a stateless turn as the API sent them, status included', () => {
+    const output = [reasoning('rs_1'), message('msg_1', 'Reading.'), functionCall('call_a', 'echo', '{}')];
+    const turn = parseResponse(response({ output }), { keepItems: true });
+
+    // An assistant message is not valid input without its status (OpenAI's OutputMessage schema).
+    expect(turn.outputItems).toEqual(output);
+    expect(turn.outputItems?.[1]).toHaveProperty('status', 'completed');
+    expect(parseResponse(response({ output })).outputItems).toBeUndefined();
+  });
+
   it('joins the text of every message and part in order, with newlines', () => {
     const turn = parseResponse(
       response({

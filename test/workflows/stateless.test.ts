@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { executionChain } from '../support/run-state.js';
+import { createResponseErrors } from '../support/responses-schema.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { echoTool } from '../support/test-tools.js';
 
@@ -51,7 +52,14 @@ describe('stateless conversations (store: false)', () => {
           summary: [{ type: 'summary_text', text: 'look first' }],
           encrypted_content: 'encrypted:resp_1:look first',
         },
-        { type: 'function_call', id: 'fc_1', call_id: 'call_1_1', name: 'echo', arguments: '{"text":"one"}' },
+        {
+          type: 'function_call',
+          id: 'fc_1',
+          call_id: 'call_1_1',
+          name: 'echo',
+          arguments: '{"text":"one"}',
+          status: 'completed',
+        },
         { type: 'function_call_output', call_id: 'call_1_1', output: 'echo: one' },
       ];
       expect(model.requests[0]!.body.input).toEqual(firstTurn.slice(0, 1));
@@ -64,9 +72,41 @@ describe('stateless conversations (store: false)', () => {
           summary: [{ type: 'summary_text', text: 'again' }],
           encrypted_content: 'encrypted:resp_2:again',
         },
-        { type: 'function_call', id: 'fc_1', call_id: 'call_2_1', name: 'echo', arguments: '{"text":"two"}' },
+        {
+          type: 'function_call',
+          id: 'fc_1',
+          call_id: 'call_2_1',
+          name: 'echo',
+          arguments: '{"text":"two"}',
+          status: 'completed',
+        },
         { type: 'function_call_output', call_id: 'call_2_1', output: 'echo: two' },
       ]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('sends the model’s own messages back as valid input, status included', async () => {
+    const model = await ScriptedModel.start([
+      reply.items([{ text: 'Checking first.' }, { call: { name: 'echo', arguments: { text: 'one' } } }]),
+      reply.text('done'),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [echoTool] }, async ({ keel }) => {
+        const runId = await keel.startRun({ task: 'check, then echo', conversation: 'stateless' });
+        expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'done' });
+      });
+      model.assertDone();
+      // OpenAI refuses an assistant message item without its status (the OutputMessage schema).
+      expect(model.requests[1]!.body.input[1]).toEqual({
+        type: 'message',
+        id: 'msg_0',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Checking first.', annotations: [], logprobs: [] }],
+      });
+      for (const request of model.requests) expect(createResponseErrors(request.body)).toEqual([]);
     } finally {
       await model.close();
     }
