@@ -1,0 +1,71 @@
+import type { SandboxMount } from './sandbox-mounts.js';
+
+/** Inside the sandbox, the working directory the worker opened and checked, bound by its descriptor. */
+export const CWD_REFERENCE = '/run/keel-cwd';
+/** The launcher writes one byte here: `r` just before it runs the program, `c` when the cwd moved. */
+export const STATUS_FD = 3;
+/** bubblewrap writes its JSON information (the sandbox's init pid and namespaces) here. */
+export const INFO_FD = 4;
+/** The held working directory, which bubblewrap binds at {@link CWD_REFERENCE}. */
+export const CWD_FD = 5;
+/** The exit code of a launcher that refused to run the program. */
+export const LAUNCHER_REFUSED = 125;
+
+/*
+ * bubblewrap changes into the cwd by path, and a concurrent command can swap a directory on that path
+ * for a symbolic link. So the launcher compares the directory it is in (which no path change can
+ * alter any more) with the one the worker opened, bound by descriptor where nothing else can reach,
+ * and runs the program only when they are the same directory. It then closes every descriptor it
+ * was given: the held directory is one of the host's, and `/proc/self/fd/5/..` would lead out.
+ */
+const LAUNCHER =
+  `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }; ` +
+  `printf r >&${STATUS_FD}; exec ${STATUS_FD}>&- ${INFO_FD}>&- ${CWD_FD}<&-; exec "$@"`;
+
+/** What one sandboxed command needs. */
+export interface SandboxPlan {
+  mounts: readonly SandboxMount[];
+  /** The workspace root, bound read-write at its own path. */
+  root: string;
+  /** The working directory's real path, inside `root`. */
+  cwd: string;
+  /** A private empty directory unless it lies in the workspace. */
+  home: string;
+  network: boolean;
+  program: string;
+  args: readonly string[];
+}
+
+/** bubblewrap's arguments for `plan`: new namespaces of every kind, only the listed paths visible. */
+export function sandboxArguments(plan: SandboxPlan): string[] {
+  const args = [
+    '--unshare-all', // user, pid, mount, ipc, uts, cgroup and network namespaces
+    '--unshare-user',
+    '--disable-userns', // no nested namespace to regain capabilities in
+    ...(plan.network ? ['--share-net'] : []),
+    '--die-with-parent', // the sandbox dies with the worker, and with bubblewrap when the command ends
+    '--new-session',
+    '--info-fd',
+    String(INFO_FD),
+  ];
+  for (const mount of plan.mounts) {
+    if (mount.kind === 'link') args.push('--symlink', mount.target, mount.path);
+    else args.push('--ro-bind', mount.path, mount.path);
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  if (!(plan.home === plan.root || plan.home.startsWith(`${plan.root}/`))) args.push('--tmpfs', plan.home);
+  args.push('--bind', plan.root, plan.root);
+  args.push('--ro-bind', `/proc/self/fd/${CWD_FD}`, CWD_REFERENCE);
+  args.push(
+    '--chdir',
+    plan.cwd,
+    '--',
+    '/bin/sh',
+    '-c',
+    LAUNCHER,
+    'keel-launcher',
+    plan.program,
+    ...plan.args,
+  );
+  return args;
+}
