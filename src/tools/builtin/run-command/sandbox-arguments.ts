@@ -50,10 +50,13 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
   ];
   for (const mount of plan.mounts) {
     if (mount.kind === 'link') args.push('--symlink', mount.target, mount.path);
-    else args.push('--ro-bind', mount.path, mount.path);
+    else if (mount.kind === 'read-only') args.push('--ro-bind', mount.path, mount.path);
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   if (!(plan.home === plan.root || plan.home.startsWith(`${plan.root}/`))) args.push('--tmpfs', plan.home);
+  for (const mount of plan.mounts)
+    if (mount.kind === 'operator') args.push('--ro-bind', mount.path, mount.path);
+  // Last but the cwd: a workspace inside any of the above is still the workspace, read-write.
   args.push('--bind', plan.root, plan.root);
   args.push('--ro-bind', `/proc/self/fd/${CWD_FD}`, CWD_REFERENCE);
   args.push(

@@ -19,7 +19,7 @@ export async function sandboxMounts(extraReadOnly: readonly string[]): Promise<S
       mounts.push({ kind: 'link', path: directory, target: await readlink(directory) });
     else if (stats?.isDirectory()) mounts.push({ kind: 'read-only', path: directory });
   }
-  for (const extra of extraReadOnly) mounts.push({ kind: 'read-only', path: extra });
+  for (const extra of extraReadOnly) mounts.push({ kind: 'operator', path: extra });
   return mounts;
 }
 

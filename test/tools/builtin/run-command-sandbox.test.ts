@@ -1,0 +1,199 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Observation } from '../../../src/contract/observation.js';
+import type { RunCommandOptions } from '../../../src/tools/builtin/run-command.js';
+import { Workspace } from '../../../src/tools/workspace.js';
+import { outcome, runCommandCall } from '../../support/run-command-call.js';
+import { sleepMarker } from '../../support/run-command-processes.js';
+
+/**
+ * Attacks on the sandbox itself, each by a command a hostile model could send with only harmless
+ * programs allowed. Layout: <base>/ws is the workspace, <base>/outside a directory beside it.
+ */
+let base: string;
+let root: string;
+let workspace: Workspace;
+
+beforeEach(async () => {
+  base = await realpath(await mkdtemp(path.join(tmpdir(), 'keel-sandbox-')));
+  root = path.join(base, 'ws');
+  await mkdir(root);
+  await mkdir(path.join(base, 'outside'));
+  await writeFile(path.join(base, 'outside', 'secret.txt'), 'outside-secret');
+  workspace = await Workspace.open(root);
+});
+
+afterEach(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const SECRET = 'sk-keel-sandbox-attack-4f1b9c2d7e';
+const runner = fileURLToPath(new URL('../../support/process/run-command-main.ts', import.meta.url));
+
+/** Runs one call in a worker-like child process whose own environment holds SECRET, as a worker's would. */
+async function runInWorkerProcess(
+  args: Record<string, unknown>,
+  options: RunCommandOptions,
+): Promise<Observation> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', runner, JSON.stringify({ workspace: root, options, args })],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', OPENAI_API_KEY: SECRET },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect(code).toBe(0);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Observation;
+}
+
+function text(observation: Observation): string {
+  expect(observation).toMatchObject({ ok: true });
+  return outcome(observation).text;
+}
+
+describe('run_command sandbox', () => {
+  it("never shows the worker's environment, whichever program reads /proc", async () => {
+    const options = { allow: ['cat', 'grep', 'od', 'sh'] };
+    const attacks = [
+      { program: 'cat', args: ['/proc/$WORKER_PID/environ'] },
+      { program: 'grep', args: ['-a', 'OPENAI_API_KEY', '/proc/$WORKER_PID/environ'] },
+      { program: 'od', args: ['-An', '-c', '-w1000000', '/proc/$WORKER_PID/environ'] },
+      // Every process the sandbox can see, bubblewrap's own init included.
+      {
+        program: 'sh',
+        args: ['-c', 'for f in /proc/[0-9]*/environ; do echo "$f"; tr "\\0" "\\n" < "$f"; done'],
+      },
+    ];
+    const outputs = await Promise.all(attacks.map((attack) => runInWorkerProcess(attack, options)));
+    for (const [index, observation] of outputs.entries()) {
+      const output = text(observation);
+      expect(output.replace(/\s+/g, ''), JSON.stringify(attacks[index])).not.toContain(SECRET);
+      expect(output).not.toContain('OPENAI_API_KEY');
+    }
+    // The first three ran and found no such process: the worker is not in the sandbox's /proc.
+    for (const observation of outputs.slice(0, 3))
+      expect(text(observation)).toContain('No such file or directory');
+    // The last one did read environments: those of the sandbox's own processes, and nothing more.
+    expect(text(outputs[3]!)).toMatch(/\/proc\/1\/environ\n[\s\S]*\nPATH=/);
+  });
+
+  it("cannot see or signal the worker's processes", async () => {
+    const observation = await runCommandCall(
+      workspace,
+      {
+        program: 'sh',
+        args: ['-c', `kill -0 ${process.pid} && echo signalled; ls /proc | grep -c '^[0-9]'`],
+      },
+      { allow: ['sh'] },
+    );
+    const output = text(observation);
+    expect(output).not.toContain('signalled');
+    // Only the sandbox's own: its init, the shell, ls and grep.
+    expect(Number(/stdout:\n(\d+)/.exec(output)![1])).toBeLessThanOrEqual(4);
+  });
+
+  it('writes only to the workspace, as the worker user; system directories are read-only, /tmp and HOME private', async () => {
+    const marker = sleepMarker();
+    const outside = path.join(base, 'outside');
+    const [etc, usr, tmp, home, beside, parent] = ['/etc', '/usr', '/tmp', '/home/keel', outside, base].map(
+      (directory) => `${directory}/keel-${marker}`,
+    );
+    const script =
+      `ls -A "$HOME"; for f in ${[etc, usr, tmp, home, beside, parent].join(' ')}; do ` +
+      `echo x 2>/dev/null > "$f" && echo "wrote $f"; done; cat ${outside}/secret.txt; echo inside > made.txt`;
+    const output = text(
+      await runCommandCall(workspace, { program: 'sh', args: ['-c', script] }, { allow: ['sh'] }),
+    );
+    // HOME starts empty; /tmp and HOME are writable; the directory beside the workspace is not there at all.
+    expect(output).toMatch(
+      new RegExp(`^exit code: 0\nstdout:\nwrote ${tmp}\nwrote ${home}\nwrote ${parent}\nstderr:\n`),
+    );
+    expect(output).toContain(`cat: ${outside}/secret.txt: No such file or directory`);
+    expect(output).not.toContain('outside-secret');
+    // What was written outside the workspace stayed in the sandbox's private directories.
+    for (const target of [etc, usr, tmp, home, beside, parent])
+      expect(existsSync(target!), target).toBe(false);
+    expect(readFileSync(path.join(root, 'made.txt'), 'utf8')).toBe('inside\n');
+    expect(statSync(path.join(root, 'made.txt')).uid).toBe(process.getuid!());
+  });
+
+  describe('network', () => {
+    let server: Server;
+    let connections: Socket[];
+    let port: number;
+
+    beforeEach(async () => {
+      connections = [];
+      server = createServer((socket) => (connections.push(socket), socket.destroy()));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+
+    afterEach(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    const connect = (): Record<string, unknown> => ({
+      program: 'bash',
+      args: ['-c', `echo hello > /dev/tcp/127.0.0.1/${port} && echo connected`],
+    });
+
+    it("has none: not even the worker's loopback is reachable", async () => {
+      const output = text(await runCommandCall(workspace, connect(), { allow: ['bash'] }));
+      expect(output).toContain('Connection refused');
+      expect(output).not.toContain('connected');
+      expect(connections).toHaveLength(0);
+    });
+
+    it('shares the worker network when the operator says so', async () => {
+      const output = text(await runCommandCall(workspace, connect(), { allow: ['bash'], network: true }));
+      expect(output).toContain('stdout:\nconnected');
+      expect(connections).toHaveLength(1);
+    });
+  });
+
+  it('refuses a program outside the directories the sandbox shows, unless an operator adds them', async () => {
+    const tool = path.join(base, 'outside', 'tool.sh');
+    await writeFile(tool, '#!/bin/sh\necho tool ran\n');
+    await chmod(tool, 0o755);
+    const refused = outcome(await runCommandCall(workspace, { program: tool }, { allow: [tool] }));
+    expect(refused).toEqual({
+      ok: false,
+      text: expect.stringContaining(
+        `lies outside the directories the sandbox shows (/usr, /bin, /sbin, /lib, /lib64, /etc); an operator can add its directory to KEEL_RUN_COMMAND_READ_ONLY_PATHS`,
+      ) as string,
+    });
+    const allowed = { allow: [tool], readOnlyPaths: [path.join(base, 'outside')] };
+    expect(text(await runCommandCall(workspace, { program: tool }, allowed))).toContain('stdout:\ntool ran');
+  });
+
+  it('refuses to run a command when the sandbox cannot start, and says why', async () => {
+    const fake = path.join(base, 'outside', 'bwrap');
+    await writeFile(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
+    await chmod(fake, 0o755);
+    const marker = path.join(root, 'ran');
+    const observation = await runCommandCall(
+      workspace,
+      { program: 'sh', args: ['-c', `touch ${marker}`] },
+      { allow: ['sh'], bwrapPath: fake },
+    );
+    expect(outcome(observation)).toEqual({
+      ok: false,
+      text: expect.stringMatching(
+        /^The sandbox for \/.*sh did not start: bwrap: No permissions to create new namespace$/,
+      ) as string,
+    });
+    expect(existsSync(marker)).toBe(false);
+  });
+});
