@@ -83,8 +83,12 @@ async function race(sandbox: RunCommandSandbox, calls: number, parallel: number)
           continue;
         }
         const directory = /stdout:\n(.*)/.exec(text)?.[1] ?? '';
-        if (workspace.includes(directory)) counts.inside++;
-        else (counts.outside++, outsideAt.push(text));
+        if (workspace.includes(directory)) {
+          counts.inside++;
+        } else {
+          counts.outside++;
+          outsideAt.push(text);
+        }
       }
     }),
   );

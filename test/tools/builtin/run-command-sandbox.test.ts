@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
@@ -86,6 +86,20 @@ describe('run_command sandbox', () => {
       expect(text(observation)).toContain('No such file or directory');
     // The last one did read environments: those of the sandbox's own processes, and nothing more.
     expect(text(outputs[3]!)).toMatch(/\/proc\/1\/environ\n[\s\S]*\nPATH=/);
+  });
+
+  it('runs in namespaces of its own: user, pid, mount, ipc, uts, cgroup and network', async () => {
+    const kinds = ['user', 'pid', 'mnt', 'ipc', 'uts', 'cgroup', 'net'];
+    const script = `for kind in ${kinds.join(' ')}; do readlink /proc/self/ns/$kind; done`;
+    const output = text(
+      await runCommandCall(workspace, { program: 'sh', args: ['-c', script] }, { allow: ['sh'] }),
+    );
+    const inside = /stdout:\n([\s\S]*)\nstderr/.exec(output)![1]!.split('\n');
+    expect(inside).toHaveLength(kinds.length);
+    for (const [index, kind] of kinds.entries()) {
+      expect(inside[index]).toMatch(new RegExp(`^${kind}:\\[\\d+\\]$`));
+      expect(inside[index], kind).not.toBe(readlinkSync(`/proc/self/ns/${kind}`));
+    }
   });
 
   it("cannot see or signal the worker's processes", async () => {

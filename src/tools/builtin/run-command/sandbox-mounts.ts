@@ -6,9 +6,13 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
  */
 export const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 
-/** One host path shown in the sandbox: bound read-only, or (merged /usr) recreated as the same link. */
+/**
+ * One host path shown in the sandbox: a system directory bound read-only, or (merged /usr) recreated
+ * as the same link, or a directory the operator added, bound read-only after the private /tmp and
+ * HOME are mounted, so that it may lie in either.
+ */
 export type SandboxMount =
-  { kind: 'read-only'; path: string } | { kind: 'link'; path: string; target: string };
+  { kind: 'read-only' | 'operator'; path: string } | { kind: 'link'; path: string; target: string };
 
 /** The mounts for the system directories that exist here, then the operator's extra read-only paths. */
 export async function sandboxMounts(extraReadOnly: readonly string[]): Promise<SandboxMount[]> {
