@@ -12,7 +12,7 @@ import { runSandboxed } from './run-command/run-sandboxed.js';
 import type { SandboxSettings } from './run-command/run-sandboxed.js';
 import { runUnsandboxed } from './run-command/run-unsandboxed.js';
 import { sandboxMounts, visibleRoots } from './run-command/sandbox-mounts.js';
-import { CLOSE_WAIT_MS, KILL_GRACE_MS, KILL_WAIT_MS } from './run-command/signals.js';
+import { KILL_GRACE_MS, KILL_WAIT_MS, SANDBOX_CLOSE_WAIT_MS } from './run-command/signals.js';
 
 /*
  * There is deliberately no shell mode. An allow-list checked on the first word of a shell string is no
@@ -50,7 +50,7 @@ const DEFAULT_TIMEOUT_SECONDS = 120;
 /** Below the run's default output cap (12 000), so the executor does not cut the tail off again. */
 const DEFAULT_OUTPUT_CHAR_LIMIT = 10_000;
 /** Beyond the command's own timeout, so it reports a timeout itself (with the output so far). */
-const STOP_ALLOWANCE_SECONDS = Math.ceil((KILL_GRACE_MS + KILL_WAIT_MS + CLOSE_WAIT_MS) / 1000) + 2;
+const STOP_ALLOWANCE_SECONDS = Math.ceil((KILL_GRACE_MS + KILL_WAIT_MS + SANDBOX_CLOSE_WAIT_MS) / 1000) + 2;
 
 /** The `run_command` tool, limited to the programs in `options.allow`. Off unless an operator builds it. */
 export function createRunCommandTool(options: RunCommandOptions): Tool {

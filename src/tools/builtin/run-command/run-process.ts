@@ -4,7 +4,6 @@ import path from 'node:path';
 import type { ToolContext } from '../../define-tool.js';
 import { ToolError } from '../../tool-error.js';
 import { Capture } from './capture.js';
-import { CLOSE_WAIT_MS } from './signals.js';
 
 /** A process to start for one call. */
 export interface Launch {
@@ -20,6 +19,8 @@ export interface Launch {
   extraStdio: ReadonlyArray<'pipe' | number>;
   /** The program's name, for "Could not start …". */
   name: string;
+  /** How long the output may take to end once every process is gone. */
+  closeWaitMs: number;
 }
 
 /**
@@ -107,7 +108,7 @@ export async function runProcess(
   // A program that finished just as the stop came was not stopped.
   const stoppedBy = running && signals.length > 0 ? reason : undefined;
   await exited;
-  const complete = await settlesWithin(closed, CLOSE_WAIT_MS);
+  const complete = await settlesWithin(closed, launch.closeWaitMs);
   if (!complete) for (const stream of child.stdio) stream?.destroy();
   stdout.end();
   stderr.end();

@@ -10,7 +10,7 @@ import { INFO_FD, LAUNCHER_REFUSED, sandboxArguments, STATUS_FD } from './sandbo
 import type { SandboxMount } from './sandbox-mounts.js';
 import { parseSandboxInfo, sandboxGone, stopSandbox } from './sandbox-processes.js';
 import type { SandboxHandle } from './sandbox-processes.js';
-import { send } from './signals.js';
+import { SANDBOX_CLOSE_WAIT_MS, send } from './signals.js';
 
 /** How commands are sandboxed on this worker. */
 export interface SandboxSettings {
@@ -58,6 +58,7 @@ export async function runSandboxed(
       // Descriptors STATUS_FD, INFO_FD and CWD_FD, in that order.
       extraStdio: ['pipe', 'pipe', command.cwd.handle.fd],
       name: command.program,
+      closeWaitMs: SANDBOX_CLOSE_WAIT_MS,
     },
     context,
     charLimit,

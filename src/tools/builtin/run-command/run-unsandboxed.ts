@@ -6,6 +6,7 @@ import type { HeldDirectory } from '../../held-directory.js';
 import { stopProcessGroup } from './process-group.js';
 import { report } from './report.js';
 import { runProcess } from './run-process.js';
+import { CLOSE_WAIT_MS } from './signals.js';
 import type { Command } from './command.js';
 
 /**
@@ -31,6 +32,7 @@ export async function runUnsandboxed(
         detached: true, // Its own process group (and session), so stopping it reaches what stays in them.
         extraStdio: [],
         name: command.program,
+        closeWaitMs: CLOSE_WAIT_MS,
       },
       context,
       charLimit,

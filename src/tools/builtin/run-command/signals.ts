@@ -2,8 +2,16 @@
 export const KILL_GRACE_MS = 2_000;
 /** How long to wait for processes to die after SIGKILL (it cannot be ignored, but exiting takes time). */
 export const KILL_WAIT_MS = 2_000;
-/** How long to wait for the output pipes to close once the processes are gone. */
+/**
+ * How long to wait for the output pipes to close once the processes are gone. Unsandboxed, a process
+ * that left the group may hold them for ever, so this is short.
+ */
 export const CLOSE_WAIT_MS = 1_000;
+/**
+ * The same for a sandbox, where every process is known to be dead, so the pipes are closed and only
+ * a busy worker is slow to read their last bytes: long, so that output is not cut short.
+ */
+export const SANDBOX_CLOSE_WAIT_MS = 10_000;
 /** How often /proc is looked at while waiting for processes to go. */
 export const POLL_MS = 25;
 
