@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -41,17 +41,20 @@ const runner = fileURLToPath(new URL('../../support/process/run-command-main.ts'
 async function runInWorkerProcess(
   args: Record<string, unknown>,
   options: RunCommandOptions,
+  inherited: Record<number, number> = {},
 ): Promise<Observation> {
+  // Descriptors the worker inherits without close-on-exec, as from a careless supervisor.
+  const extra = Array.from({ length: 101 }, (_, fd) => inherited[fd] ?? 'ignore').slice(3);
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', runner, JSON.stringify({ workspace: root, options, args })],
     {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', OPENAI_API_KEY: SECRET },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit', ...extra],
     },
   );
   const chunks: Buffer[] = [];
-  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stdout!.on('data', (chunk: Buffer) => chunks.push(chunk));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   expect(code).toBe(0);
   return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Observation;
@@ -99,6 +102,41 @@ describe('run_command sandbox', () => {
     for (const [index, kind] of kinds.entries()) {
       expect(inside[index]).toMatch(new RegExp(`^${kind}:\\[\\d+\\]$`));
       expect(inside[index], kind).not.toBe(readlinkSync(`/proc/self/ns/${kind}`));
+    }
+  });
+
+  it("keeps none of the worker's descriptors, which would lead out of the sandbox", async () => {
+    await mkdir(path.join(root, 'sub'));
+    // bubblewrap gets the held cwd and two pipes as descriptors 3 to 5; the held cwd is a directory of
+    // the host's mounts, so `/proc/self/fd/5/../..` would list the directory beside the workspace.
+    const script =
+      'for fd in 3 4 5 6 7 8 9; do ls -a /proc/self/fd/$fd/../.. 2>&1; done; ' +
+      'for f in /proc/self/fd/*; do case ${f##*/} in 0|1|2) continue;; esac; ' +
+      '[ -d "$f" ] || [ -f "$f" ] || [ -S "$f" ] && echo "open: $f"; done';
+    const output = text(
+      await runCommandCall(workspace, { program: 'sh', args: ['-c', script], cwd: 'sub' }, { allow: ['sh'] }),
+    );
+    expect(output).not.toContain('outside');
+    for (const fd of [3, 4, 5, 6, 7, 8, 9]) {
+      expect(output).toContain(`ls: cannot access '/proc/self/fd/${fd}/../..': No such file or directory`);
+    }
+    expect(output).not.toContain('open:');
+  });
+
+  it('refuses to run while the worker holds an inherited descriptor of the host that it cannot close', async () => {
+    const directory = await open(path.join(base, 'outside'), 'r');
+    try {
+      // A supervisor that leaves a directory open without close-on-exec, at a number no shell closes.
+      const look = { program: 'sh', args: ['-c', 'ls /proc/self/fd/100/ 2>&1; echo ran'] };
+      const observation = await runInWorkerProcess(look, { allow: ['sh'] }, { 100: directory.fd });
+      expect(outcome(observation)).toEqual({
+        ok: false,
+        text: expect.stringMatching(
+          /the worker holds descriptor 100, inherited from what started it/,
+        ) as string,
+      });
+    } finally {
+      await directory.close();
     }
   });
 

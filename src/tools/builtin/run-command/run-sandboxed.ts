@@ -68,9 +68,17 @@ export async function runSandboxed(
     },
   );
   const launcherStatus = await status;
-  if (launcherStatus.includes('c') && outcome.status.code === LAUNCHER_REFUSED) {
+  if (launcherStatus === 'c' && outcome.status.code === LAUNCHER_REFUSED) {
     throw new ToolError(
       `cwd ${command.cwd.path} changed while the command was starting (it was replaced or moved); nothing ran`,
+    );
+  }
+  const descriptor = /^f(\d+)$/.exec(launcherStatus)?.[1];
+  if (descriptor !== undefined && outcome.status.code === LAUNCHER_REFUSED) {
+    throw new ToolError(
+      `run_command refused to run ${command.program}: the worker holds descriptor ${descriptor}, inherited ` +
+        'from what started it, which names a file, directory or socket of the host and would reach the ' +
+        'sandbox; start the worker without it',
     );
   }
   if (!launcherStatus.includes('r') && outcome.stoppedBy === undefined) {

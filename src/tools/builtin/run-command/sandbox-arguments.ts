@@ -2,7 +2,10 @@ import type { SandboxMount } from './sandbox-mounts.js';
 
 /** Inside the sandbox, the working directory the worker opened and checked, bound by its descriptor. */
 export const CWD_REFERENCE = '/run/keel-cwd';
-/** The launcher writes one byte here: `r` just before it runs the program, `c` when the cwd moved. */
+/**
+ * The launcher reports here before the program starts: `r` when it runs it, `c` when the cwd moved,
+ * `f<n>` when descriptor n, inherited from the worker, could not be closed.
+ */
 export const STATUS_FD = 3;
 /** bubblewrap writes its JSON information (the sandbox's init pid and namespaces) here. */
 export const INFO_FD = 4;
@@ -15,12 +18,24 @@ export const LAUNCHER_REFUSED = 125;
  * bubblewrap changes into the cwd by path, and a concurrent command can swap a directory on that path
  * for a symbolic link. So the launcher compares the directory it is in (which no path change can
  * alter any more) with the one the worker opened, bound by descriptor where nothing else can reach,
- * and runs the program only when they are the same directory. It then closes every descriptor it
- * was given: the held directory is one of the host's, and `/proc/self/fd/5/..` would lead out.
+ * and runs the program only when they are the same directory.
+ *
+ * It then closes every descriptor but stdin, stdout and stderr: bubblewrap passes on all it was
+ * given, and one that names a directory, file or socket of the host leads out of the sandbox
+ * (`/proc/self/fd/5/..` is the host's parent of the cwd). Ours are 3 to 5; others come from whatever
+ * started the worker, without close-on-exec. The shell closes 3 to 9; above that it cannot, so a
+ * pipe or a character device (a supervisor's pipe, a terminal) is left and anything else refused.
  */
-const LAUNCHER =
-  `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }; ` +
-  `printf r >&${STATUS_FD}; exec ${STATUS_FD}>&- ${INFO_FD}>&- ${CWD_FD}<&-; exec "$@"`;
+const LAUNCHER = [
+  `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
+  'for f in /proc/self/fd/*; do n=${f##*/}; case $n in',
+  `  0|1|2|${STATUS_FD}) ;;`,
+  '  [4-9]) eval "exec $n<&-" ;;',
+  // A descriptor the glob itself had open is gone already: -e no longer finds it.
+  `  *) [ ! -e "$f" ] || [ -p "$f" ] || [ -c "$f" ] || { printf "f$n" >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; } ;;`,
+  'esac; done',
+  `printf r >&${STATUS_FD}; exec ${STATUS_FD}>&-; exec "$@"`,
+].join('\n');
 
 /** What one sandboxed command needs. */
 export interface SandboxPlan {
