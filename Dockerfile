@@ -14,6 +14,10 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
+# bubblewrap sandboxes run_command (its user namespaces need the container's security options, see
+# README).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+  && rm -rf /var/lib/apt/lists/*
 # package.json says "type": "module", which is how Node loads dist/ as ES modules.
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -11,6 +11,7 @@ import { RunBudgets, RunLimits } from './contract/run-input.js';
 import { ModelPrice } from './contract/usage.js';
 import {
   flagOr,
+  optionalChoice,
   optionalJson,
   optionalList,
   optionalNames,
@@ -48,7 +49,10 @@ export interface WorkerConfig {
   prices: Record<string, ModelPrice> | undefined;
   /** `KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`: this worker's pacing of model calls. */
   modelPacing: { maxConcurrent?: number; tokensPerMinute?: number };
-  /** `KEEL_RUN_COMMAND_*`: the `run_command` tool, when `KEEL_RUN_COMMAND_ALLOW` lists programs. */
+  /**
+   * `KEEL_RUN_COMMAND_*`: the `run_command` tool, when `KEEL_RUN_COMMAND_ALLOW` lists programs; sandboxed
+   * by bubblewrap unless `KEEL_RUN_COMMAND_SANDBOX=off`.
+   */
   runCommand: RunCommandOptions | undefined;
   /** `KEEL_HTTP_*`: the `http_fetch` tool, when `KEEL_HTTP_ALLOW_HOSTS` lists hosts. */
   httpFetch: HttpFetchOptions | undefined;
@@ -108,6 +112,32 @@ const workspaceProtect: Variable<string[]> = {
   },
 };
 
+/** Absolute host paths (one, or a comma-separated list), for the run_command sandbox's settings. */
+function absolutePaths<Many extends boolean>(
+  many: Many,
+): Variable<(Many extends true ? string[] : string) | undefined> {
+  return {
+    parse(name, raw) {
+      const value = raw?.trim() || undefined;
+      if (value === undefined) return undefined;
+      const entries = many
+        ? value
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean)
+        : [value];
+      const bad = entries.find((entry) => !path.isAbsolute(entry) || path.normalize(entry) === '/');
+      if (bad !== undefined || entries.length === 0) {
+        throw new ConfigError(
+          `${name} must be ${many ? 'a comma-separated list of absolute paths' : 'an absolute path'}, not ${JSON.stringify(value)}`,
+        );
+      }
+      const normalized = entries.map((entry) => path.normalize(entry));
+      return (many ? normalized : normalized[0]) as Many extends true ? string[] : string;
+    },
+  };
+}
+
 /** Every `KEEL_*` worker variable (the model's are in `modelVariables`), with how to read each. */
 export const workerVariables = {
   KEEL_TASK_QUEUE: textOr(DEFAULT_TASK_QUEUE),
@@ -133,6 +163,10 @@ export const workerVariables = {
   KEEL_RUN_COMMAND_TIMEOUT_SECONDS: optionalNumber(1),
   KEEL_RUN_COMMAND_OUTPUT_CHARS: optionalNumber(100, true),
   KEEL_RUN_COMMAND_ENV: optionalStringMap,
+  KEEL_RUN_COMMAND_SANDBOX: optionalChoice(['bwrap', 'off']),
+  KEEL_RUN_COMMAND_BWRAP: absolutePaths(false),
+  KEEL_RUN_COMMAND_NETWORK: flagOr(false),
+  KEEL_RUN_COMMAND_READ_ONLY_PATHS: absolutePaths(true),
   KEEL_HTTP_ALLOW_HOSTS: optionalList,
   KEEL_HTTP_ALLOW_PRIVATE: flagOr(false),
   KEEL_HTTP_ALLOW_POST: flagOr(false),
@@ -201,6 +235,10 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
             ...defined('timeoutSeconds', values.KEEL_RUN_COMMAND_TIMEOUT_SECONDS),
             ...defined('outputCharLimit', values.KEEL_RUN_COMMAND_OUTPUT_CHARS),
             ...defined('environment', values.KEEL_RUN_COMMAND_ENV),
+            ...defined('sandbox', values.KEEL_RUN_COMMAND_SANDBOX),
+            ...defined('bwrapPath', values.KEEL_RUN_COMMAND_BWRAP),
+            ...(values.KEEL_RUN_COMMAND_NETWORK ? { network: true } : {}),
+            ...defined('readOnlyPaths', values.KEEL_RUN_COMMAND_READ_ONLY_PATHS),
           },
     httpFetch:
       values.KEEL_HTTP_ALLOW_HOSTS === undefined

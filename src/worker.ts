@@ -24,6 +24,7 @@ import { registerSearchAttributes } from './search-attributes-setup.js';
 import { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
 import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
+import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import { FileIdempotencyStore } from './tools/idempotency.js';
 import type { IdempotencyStore } from './tools/idempotency.js';
@@ -44,6 +45,37 @@ export function configuredTools(config: Pick<WorkerConfig, 'runCommand' | 'httpF
     ...(config.runCommand ? [createRunCommandTool(config.runCommand)] : []),
     ...(config.httpFetch ? [createHttpFetchTool(config.httpFetch)] : []),
   ];
+}
+
+/**
+ * At worker start, when `run_command` is enabled: proves once that commands can be sandboxed here
+ * and refuses to start when they cannot, unless the operator turned the sandbox off, which is said
+ * loudly instead.
+ */
+export async function checkRunCommandSandbox(
+  config: Pick<WorkerConfig, 'runCommand'>,
+  logger: Pick<Logger, 'warn'> = console,
+): Promise<void> {
+  if (config.runCommand === undefined) return;
+  if (config.runCommand.sandbox === 'off') {
+    logger.warn(
+      'WARNING: run_command runs commands WITHOUT a sandbox (KEEL_RUN_COMMAND_SANDBOX=off): they run as the ' +
+        "worker's user, see the whole host (the worker's environment and its API keys in /proc included), " +
+        'reach the network, and a process that leaves its session outlives the call and the worker.',
+    );
+    return;
+  }
+  try {
+    await checkSandbox(config.runCommand);
+  } catch (error) {
+    throw new ConfigError(
+      `run_command is enabled (KEEL_RUN_COMMAND_ALLOW) but commands cannot be sandboxed on this machine: ` +
+        `${(error as Error).message}. The sandbox needs bubblewrap (Debian: apt-get install bubblewrap; or set ` +
+        'KEEL_RUN_COMMAND_BWRAP) and permission to create user namespaces (in Docker: --security-opt ' +
+        'seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined). To run ' +
+        'commands without any isolation instead, set KEEL_RUN_COMMAND_SANDBOX=off.',
+    );
+  }
 }
 
 /** Secrets in the configuration that live outside the worker's own environment variables. */
@@ -186,6 +218,7 @@ export interface RunWorkerOptions {
  * the rest are cancelled and retried by another worker.
  */
 export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<void> {
+  await checkRunCommandSandbox(config);
   const { connectionOptions, namespace } = options.target ?? loadClientConnectConfig();
   const address = connectionOptions.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {

@@ -10,7 +10,7 @@ import type { RunInputArgs } from '../contract/run-input.js';
 import { createOpenAIClient } from '../model/client.js';
 import { registerSearchAttributes } from '../search-attributes-setup.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
-import { configuredSecrets, configuredTools, createKeelWorker } from '../worker.js';
+import { checkRunCommandSandbox, configuredSecrets, configuredTools, createKeelWorker } from '../worker.js';
 import { DEMO_MODEL, startDemoModel } from './demo.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
@@ -139,6 +139,7 @@ async function hostWorkerFor(
   config: WorkerConfig | undefined,
   demoModel: ScriptedModel | undefined,
 ): Promise<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> {
+  if (config) await checkRunCommandSandbox(config, quietLogger);
   const connection = await NativeConnection.connect(target.connectionOptions);
   const searchAttributes = await registerSearchAttributes(
     target.connectionOptions,

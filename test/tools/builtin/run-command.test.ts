@@ -15,6 +15,7 @@ import type { IdempotencyStore } from '../../../src/tools/idempotency.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
 import { Workspace } from '../../../src/tools/workspace.js';
 import { silentLogger } from '../../support/loggers.js';
+import { processesWith, sleepMarker } from '../../support/run-command-processes.js';
 
 /**
  * Layout of every test:
@@ -107,8 +108,13 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** A shell that ignores SIGTERM, starts two children that inherit that, prints all three pids and waits. */
-const STUBBORN = 'trap "" TERM; sleep 300 & a=$!; sleep 300 & b=$!; echo "$$ $a $b"; wait';
+/** A shell that ignores SIGTERM, starts two children that inherit that (marked), says so and waits. */
+function stubborn(marker: string): string {
+  return `trap "" TERM; sleep ${marker} & sleep ${marker} & echo started; wait`;
+}
+
+/** The same, printing the pids (host pids: only an unsandboxed command sees those). */
+const STUBBORN_PIDS = 'trap "" TERM; sleep 300 & a=$!; sleep 300 & b=$!; echo "$$ $a $b"; wait';
 
 function pidsIn(text: string): number[] {
   const match = /stdout:\n(\d+) (\d+) (\d+)/.exec(text);
@@ -137,9 +143,13 @@ describe('run_command', () => {
     expect(output(observation)).toBe('exit code: 3\nstdout:\nout\nstderr:\nerr');
   });
 
-  it('reports a program killed by a signal', async () => {
+  it('reports a program killed by a signal, as the exit code the sandbox passes on', async () => {
     const observation = await run({ program: 'sh', args: ['-c', 'kill -USR1 $$'] });
-    expect(output(observation)).toBe('exit: killed by signal SIGUSR1\nstdout: (empty)\nstderr: (empty)');
+    expect(output(observation)).toBe(
+      'exit code: 138 (killed by signal SIGUSR1, or it exited with 138)\nstdout: (empty)\nstderr: (empty)',
+    );
+    const unsandboxed = await run({ program: 'sh', args: ['-c', 'kill -USR1 $$'] }, { sandbox: 'off' });
+    expect(output(unsandboxed)).toBe('exit: killed by signal SIGUSR1\nstdout: (empty)\nstderr: (empty)');
   });
 
   it('refuses a program that is not on the allow-list and names the allowed ones', async () => {
@@ -205,7 +215,8 @@ describe('run_command', () => {
           .split('\n')
           .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
       );
-      expect([...variables.keys()].sort()).toEqual(['HOME', 'KEEL_EXTRA', 'LANG', 'PATH', 'TERM']);
+      // PWD is bubblewrap's: the working directory it changed into.
+      expect([...variables.keys()].sort()).toEqual(['HOME', 'KEEL_EXTRA', 'LANG', 'PATH', 'PWD', 'TERM']);
       for (const [name, value] of Object.entries(planted)) {
         expect(text).not.toContain(name);
         expect(text).not.toContain(value);
@@ -215,52 +226,47 @@ describe('run_command', () => {
       const home = variables.get('HOME')!;
       expect(home).not.toBe(homedir());
       expect(home.startsWith(root)).toBe(false);
-      expect(existsSync(home)).toBe(false); // removed after the call
+      expect(existsSync(home)).toBe(false); // a private tmpfs, never on the host
     } finally {
       for (const name of Object.keys(planted)) delete process.env[name];
     }
   });
 
-  it('kills the whole process group, children that ignore SIGTERM included, when the call is aborted', async () => {
+  it('kills every process, children that ignore SIGTERM included, when the call is aborted', async () => {
+    const marker = sleepMarker();
     const tool = createRunCommandTool({ allow: ['sh'] });
     const controller = new AbortController();
     const beats: unknown[] = [];
     const text = (await tool.execute(
-      { program: 'sh', args: ['-c', STUBBORN], cwd: '.' },
+      { program: 'sh', args: ['-c', stubborn(marker)], cwd: '.' },
       context(controller.signal, (details) => {
         beats.push(details);
-        // The pids line is one write: once any stdout arrived, all three processes exist.
+        // The line is one write: once any stdout arrived, all three processes exist.
         if ((details as { stdoutBytes: number }).stdoutBytes > 0) controller.abort();
       }),
     )) as string;
-    const pids = pidsIn(text);
     expect(text).toMatch(
       /^stopped: the call was cancelled, so it was killed \(SIGTERM, then SIGKILL\) with every process it started\nexit: killed by signal SIGKILL\n/,
     );
-    for (const pid of pids) expect(isRunning(pid), `pid ${pid}`).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
     expect(beats).toContainEqual({ stdoutBytes: 0, stderrBytes: 0 });
-    expect(beats).toContainEqual({
-      stdoutBytes: text.split('stdout:\n')[1]!.indexOf('\n') + 1,
-      stderrBytes: 0,
-    });
+    expect(beats).toContainEqual({ stdoutBytes: 'started\n'.length, stderrBytes: 0 });
   });
 
-  it('kills the whole process group when the command runs past its timeout, and says so', async () => {
-    const observation = await run({ program: 'sh', args: ['-c', STUBBORN], timeoutSeconds: 1 });
-    const text = output(observation);
-    expect(text).toMatch(
+  it('kills every process when the command runs past its timeout, and says so', async () => {
+    const marker = sleepMarker();
+    const observation = await run({ program: 'sh', args: ['-c', stubborn(marker)], timeoutSeconds: 1 });
+    expect(output(observation)).toMatch(
       /^stopped: still running after 1 second, so it was killed \(SIGTERM, then SIGKILL\) with every process it started\n/,
     );
-    for (const pid of pidsIn(text)) expect(isRunning(pid), `pid ${pid}`).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
   });
 
-  it('stops processes a finished command left running in the background', async () => {
-    const text = output(await run({ program: 'sh', args: ['-c', 'sleep 300 & echo $!'] }));
-    expect(text).toMatch(
-      /^note: it left processes running in the background; they were killed \(SIGTERM\)\n/,
-    );
-    const pid = Number(/stdout:\n(\d+)/.exec(text)![1]);
-    expect(isRunning(pid)).toBe(false);
+  it('ends processes a finished command left running in the background, with it', async () => {
+    const marker = sleepMarker();
+    const text = output(await run({ program: 'sh', args: ['-c', `sleep ${marker} & echo started`] }));
+    expect(text).toBe('exit code: 0\nstdout:\nstarted\nstderr: (empty)');
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it('refuses a timeout longer than the operator allows', async () => {
@@ -337,5 +343,40 @@ describe('run_command', () => {
     expect(tool.description).toContain('Allowed programs: git, /usr/bin/ls.');
     expect(tool.description).toContain('There is no shell');
     expect(tool.timeoutSeconds).toBeGreaterThan(30);
+  });
+});
+
+describe('run_command without a sandbox (KEEL_RUN_COMMAND_SANDBOX=off)', () => {
+  it('kills the whole process group, children that ignore SIGTERM included, when the call is aborted', async () => {
+    const tool = createRunCommandTool({ allow: ['sh'], sandbox: 'off' });
+    const controller = new AbortController();
+    const text = (await tool.execute(
+      { program: 'sh', args: ['-c', STUBBORN_PIDS], cwd: '.' },
+      context(controller.signal, (details) => {
+        if ((details as { stdoutBytes: number }).stdoutBytes > 0) controller.abort();
+      }),
+    )) as string;
+    expect(text).toMatch(
+      /^stopped: the call was cancelled, so it was killed \(SIGTERM, then SIGKILL\) with every process it started\nexit: killed by signal SIGKILL\n/,
+    );
+    for (const pid of pidsIn(text)) expect(isRunning(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it('stops processes a finished command left running in its process group, and says so', async () => {
+    const text = output(
+      await run({ program: 'sh', args: ['-c', 'sleep 300 & echo $!'] }, { sandbox: 'off' }),
+    );
+    expect(text).toMatch(
+      /^note: it left processes running in the background; they were killed \(SIGTERM\)\n/,
+    );
+    const pid = Number(/stdout:\n(\d+)/.exec(text)![1]);
+    expect(isRunning(pid)).toBe(false);
+  });
+
+  it('gives the program a clean environment and a temporary HOME that is removed afterwards', async () => {
+    const text = output(await run({ program: 'printenv', args: ['HOME'] }, { sandbox: 'off' }));
+    const home = /stdout:\n(.*)\n/.exec(text)![1]!;
+    expect(home.startsWith(path.join(tmpdir(), 'keel-run-home-'))).toBe(true);
+    expect(existsSync(home)).toBe(false);
   });
 });

@@ -1,0 +1,126 @@
+import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import type { ToolContext } from '../../define-tool.js';
+import { ToolError } from '../../tool-error.js';
+import type { Command } from './command.js';
+import { report } from './report.js';
+import { runProcess } from './run-process.js';
+import type { Halt } from './run-process.js';
+import { INFO_FD, LAUNCHER_REFUSED, sandboxArguments, STATUS_FD } from './sandbox-arguments.js';
+import type { SandboxMount } from './sandbox-mounts.js';
+import { parseSandboxInfo, sandboxGone, stopSandbox } from './sandbox-processes.js';
+import type { SandboxHandle } from './sandbox-processes.js';
+import { SANDBOX_CLOSE_WAIT_MS, send } from './signals.js';
+
+/** How commands are sandboxed on this worker. */
+export interface SandboxSettings {
+  /** Absolute path of bubblewrap. */
+  bwrap: string;
+  mounts: readonly SandboxMount[];
+  network: boolean;
+}
+
+/** HOME inside the sandbox when the operator sets none: a private, empty tmpfs. */
+export const SANDBOX_HOME = '/home/keel';
+
+/**
+ * Runs a command in a bubblewrap sandbox: its own user, pid, mount, ipc, uts and network namespaces,
+ * the workspace read-write, system directories read-only, a private /tmp and HOME, and nothing else
+ * of the host. When the command's first process ends, or the call is stopped, every process in the
+ * sandbox is killed; a command cannot leave one behind, nor survive the worker.
+ */
+export async function runSandboxed(
+  command: Command,
+  settings: SandboxSettings,
+  context: ToolContext,
+  charLimit: number,
+): Promise<string> {
+  const home = command.home ?? SANDBOX_HOME;
+  const args = sandboxArguments({
+    mounts: settings.mounts,
+    root: command.root,
+    cwd: command.cwd.path,
+    home,
+    network: settings.network,
+    program: command.program,
+    args: command.args,
+  });
+  let status: Promise<string> = Promise.resolve('');
+  const outcome = await runProcess(
+    {
+      file: settings.bwrap,
+      args,
+      // bubblewrap passes its environment on; it holds nothing else, so no process in there shows more.
+      env: { ...command.env, HOME: home },
+      stdin: command.stdin,
+      seconds: command.seconds,
+      detached: true, // Its own session: a Ctrl-C meant for the worker does not cut the command short.
+      // Descriptors STATUS_FD, INFO_FD and CWD_FD, in that order.
+      extraStdio: ['pipe', 'pipe', command.cwd.handle.fd],
+      name: command.program,
+      closeWaitMs: SANDBOX_CLOSE_WAIT_MS,
+    },
+    context,
+    charLimit,
+    (child) => {
+      status = readAll(child.stdio[STATUS_FD] as Readable);
+      return sandboxHalt(child);
+    },
+  );
+  const launcherStatus = await status;
+  if (launcherStatus === 'c' && outcome.status.code === LAUNCHER_REFUSED) {
+    throw new ToolError(
+      `cwd ${command.cwd.path} changed while the command was starting (it was replaced or moved); nothing ran`,
+    );
+  }
+  const descriptor = /^f(\d+)$/.exec(launcherStatus)?.[1];
+  if (descriptor !== undefined && outcome.status.code === LAUNCHER_REFUSED) {
+    throw new ToolError(
+      `run_command refused to run ${command.program}: the worker holds descriptor ${descriptor}, inherited ` +
+        'from what started it, which names a file, directory or socket of the host and would reach the ' +
+        'sandbox; start the worker without it',
+    );
+  }
+  if (!launcherStatus.includes('r') && outcome.stoppedBy === undefined) {
+    // bubblewrap failed before the program could start: its own message says why.
+    const reason = outcome.stderr.head.trim().split('\n')[0] || `exit code ${outcome.status.code}`;
+    throw new ToolError(`The sandbox for ${command.program} did not start: ${reason}`);
+  }
+  return report(
+    { ...outcome, seconds: command.seconds, signalsAsCodes: true, reportsLeftovers: false },
+    charLimit,
+  );
+}
+
+/** Stops a sandbox that is still running, or waits for one whose command ended to be gone. */
+function sandboxHalt(child: ChildProcess): Halt {
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  const info = readAll(child.stdio[INFO_FD] as Readable).then(parseSandboxInfo);
+  return async (running) => {
+    // The information comes as soon as the namespaces exist; a bubblewrap that failed earlier has none.
+    const handle: SandboxHandle = {
+      info: await Promise.race([info, exit.then(() => info)]),
+      exited: () => exited,
+      killBubblewrap: () => send(child.pid!, 'SIGKILL'),
+    };
+    if (running) return stopSandbox(handle);
+    await sandboxGone(handle);
+    return [];
+  };
+}
+
+/** Everything a stream delivers until it ends, as text (empty if it fails). */
+function readAll(stream: Readable): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.once('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    stream.once('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}

@@ -1,0 +1,89 @@
+import type { SandboxMount } from './sandbox-mounts.js';
+
+/** Inside the sandbox, the working directory the worker opened and checked, bound by its descriptor. */
+export const CWD_REFERENCE = '/run/keel-cwd';
+/**
+ * The launcher reports here before the program starts: `r` when it runs it, `c` when the cwd moved,
+ * `f<n>` when descriptor n, inherited from the worker, could not be closed.
+ */
+export const STATUS_FD = 3;
+/** bubblewrap writes its JSON information (the sandbox's init pid and namespaces) here. */
+export const INFO_FD = 4;
+/** The held working directory, which bubblewrap binds at {@link CWD_REFERENCE}. */
+export const CWD_FD = 5;
+/** The exit code of a launcher that refused to run the program. */
+export const LAUNCHER_REFUSED = 125;
+
+/*
+ * bubblewrap changes into the cwd by path, and a concurrent command can swap a directory on that path
+ * for a symbolic link. So the launcher compares the directory it is in (which no path change can
+ * alter any more) with the one the worker opened, bound by descriptor where nothing else can reach,
+ * and runs the program only when they are the same directory.
+ *
+ * It then closes every descriptor but stdin, stdout and stderr: bubblewrap passes on all it was
+ * given, and one that names a directory, file or socket of the host leads out of the sandbox
+ * (`/proc/self/fd/5/..` is the host's parent of the cwd). Ours are 3 to 5; others come from whatever
+ * started the worker, without close-on-exec. The shell closes 3 to 9; above that it cannot, so a
+ * pipe or a character device (a supervisor's pipe, a terminal) is left and anything else refused.
+ */
+const LAUNCHER = [
+  `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
+  'for f in /proc/self/fd/*; do n=${f##*/}; case $n in',
+  `  0|1|2|${STATUS_FD}) ;;`,
+  '  [4-9]) eval "exec $n<&-" ;;',
+  // A descriptor the glob itself had open is gone already: -e no longer finds it.
+  `  *) [ ! -e "$f" ] || [ -p "$f" ] || [ -c "$f" ] || { printf "f$n" >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; } ;;`,
+  'esac; done',
+  `printf r >&${STATUS_FD}; exec ${STATUS_FD}>&-; exec "$@"`,
+].join('\n');
+
+/** What one sandboxed command needs. */
+export interface SandboxPlan {
+  mounts: readonly SandboxMount[];
+  /** The workspace root, bound read-write at its own path. */
+  root: string;
+  /** The working directory's real path, inside `root`. */
+  cwd: string;
+  /** A private empty directory unless it lies in the workspace. */
+  home: string;
+  network: boolean;
+  program: string;
+  args: readonly string[];
+}
+
+/** bubblewrap's arguments for `plan`: new namespaces of every kind, only the listed paths visible. */
+export function sandboxArguments(plan: SandboxPlan): string[] {
+  const args = [
+    '--unshare-all', // user, pid, mount, ipc, uts, cgroup and network namespaces
+    '--unshare-user',
+    '--disable-userns', // no nested namespace to regain capabilities in
+    ...(plan.network ? ['--share-net'] : []),
+    '--die-with-parent', // the sandbox dies with the worker, and with bubblewrap when the command ends
+    '--new-session',
+    '--info-fd',
+    String(INFO_FD),
+  ];
+  for (const mount of plan.mounts) {
+    if (mount.kind === 'link') args.push('--symlink', mount.target, mount.path);
+    else if (mount.kind === 'read-only') args.push('--ro-bind', mount.path, mount.path);
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  if (!(plan.home === plan.root || plan.home.startsWith(`${plan.root}/`))) args.push('--tmpfs', plan.home);
+  for (const mount of plan.mounts)
+    if (mount.kind === 'operator') args.push('--ro-bind', mount.path, mount.path);
+  // Last but the cwd: a workspace inside any of the above is still the workspace, read-write.
+  args.push('--bind', plan.root, plan.root);
+  args.push('--ro-bind', `/proc/self/fd/${CWD_FD}`, CWD_REFERENCE);
+  args.push(
+    '--chdir',
+    plan.cwd,
+    '--',
+    '/bin/sh',
+    '-c',
+    LAUNCHER,
+    'keel-launcher',
+    plan.program,
+    ...plan.args,
+  );
+  return args;
+}
