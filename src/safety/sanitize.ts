@@ -1,6 +1,7 @@
-/** Names of environment variables whose values are treated as secrets. */
-const SECRET_NAME =
-  /(^|_)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(_|$)|(KEY|TOKEN|SECRET|PASSWORD|PASSWD)$/i;
+import { isSecretName, secretsInValue } from './secret-names.js';
+import { secretForms } from './secret-forms.js';
+import type { SecretForm } from './secret-forms.js';
+import { withoutStackFrames } from './stack-frames.js';
 
 /** Shapes of well-known credentials, redacted from error messages even when nobody named them. */
 const SECRET_SHAPES: RegExp[] = [
@@ -10,18 +11,36 @@ const SECRET_SHAPES: RegExp[] = [
   /\bAKIA[0-9A-Z]{16}\b/g,
 ];
 
-const REDACTED = '[redacted]';
+/** What a secret is replaced by. */
+export const REDACTED = '[redacted]';
 
-/** Values of environment variables whose names look like they hold credentials. */
+/**
+ * The secrets in an environment: the values of variables whose names say they hold credentials (see
+ * `isSecretName`: `API_KEY2`, `DB_PASSWORDS`, `AUTHORIZATION`, …), each line of a multi-line one (a PEM
+ * key), and, from any variable, a password inside a URL or a connection string (`DATABASE_URL`).
+ * Length floors are the sanitizer's business (see `secretForms`), so short values are returned too.
+ */
 export function secretsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): string[] {
-  return Object.entries(environment)
-    .filter(([name, value]) => SECRET_NAME.test(name) && value !== undefined && value.length >= 8)
-    .map(([, value]) => value as string);
+  const secrets: string[] = [];
+  for (const [name, value] of Object.entries(environment)) {
+    if (value === undefined || value === '') continue;
+    if (isSecretName(name)) {
+      secrets.push(value);
+      if (value.includes('\n')) {
+        for (const line of value.split(/\r?\n/)) {
+          // A PEM armour line (`-----BEGIN …`) is the same in everyone's key.
+          if (!line.trim().startsWith('-----')) secrets.push(line.trim());
+        }
+      }
+    }
+    secrets.push(...secretsInValue(value));
+  }
+  return [...new Set(secrets)].filter((secret) => secret !== '');
 }
 
 /** Options for {@link createSanitizer}. */
 export interface SanitizerOptions {
-  /** Exact values to redact wherever they appear. */
+  /** Exact values to redact wherever they appear, in each of their plausible encodings. */
   secrets?: readonly string[];
   /** Absolute paths to hide, each replaced by its label (the workspace root by `.`, say). */
   paths?: readonly { path: string; label: string }[];
@@ -31,30 +50,28 @@ export interface SanitizerOptions {
 
 /** Cleans text before it leaves the worker for the model or for workflow history. */
 export interface Sanitizer {
-  /** Removes the exact secret values; for tool output, whose other content is the model's business. */
+  /** Removes the secrets; for tool and model output, whose other content is the model's business. */
   output(text: string): string;
-  /** For error messages: secrets, credential shapes and worker paths removed, length bounded. */
+  /** For error messages: secrets, stack frames, credential shapes and worker paths removed, length bounded. */
   message(text: string): string;
+  /** {@link output} applied to every string (and object key) inside plain JSON-like data; other values kept. */
+  value<T>(value: T): T;
 }
 
 /** Builds a {@link Sanitizer}. */
 export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
-  const secrets = [...new Set(options.secrets ?? [])]
-    .filter((secret) => secret.length >= 4)
-    .sort((a, b) => b.length - a.length);
+  const forms = uniqueForms((options.secrets ?? []).flatMap(secretForms));
   const paths = [...(options.paths ?? [])]
     .filter((entry) => entry.path.length > 1)
     .sort((a, b) => b.path.length - a.path.length);
   const maxLength = options.maxMessageLength ?? 2_000;
-  const output = (text: string): string => {
-    let result = text;
-    for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-    return result;
-  };
+  const output = (text: string): string => redact(text, forms);
+  const value = <T>(data: T): T => redactValue(data, output) as T;
   return {
     output,
+    value,
     message(text) {
-      let result = output(text);
+      let result = output(withoutStackFrames(text));
       for (const shape of SECRET_SHAPES) result = result.replace(shape, REDACTED);
       for (const { path, label } of paths) {
         result = result.split(path + '/').join(label === '' ? '' : label + '/');
@@ -63,4 +80,62 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
       return result.length > maxLength ? result.slice(0, maxLength) + '… [truncated]' : result;
     },
   };
+}
+
+/** One form per text; a form that must be whole wins over the same text found anywhere only if alone. */
+function uniqueForms(forms: readonly SecretForm[]): SecretForm[] {
+  const byText = new Map<string, SecretForm>();
+  for (const form of forms) {
+    const seen = byText.get(form.text);
+    if (seen === undefined || (seen.wholeWord && !form.wholeWord)) byText.set(form.text, form);
+  }
+  return [...byText.values()];
+}
+
+const WORD_CHARACTER = /[\p{L}\p{N}]/u;
+
+/**
+ * The text with every occurrence of every form replaced. Occurrences are collected first and merged
+ * where they overlap, so two secrets that share characters are both hidden whole.
+ */
+function redact(text: string, forms: readonly SecretForm[]): string {
+  const spans: Array<[number, number]> = [];
+  for (const form of forms) {
+    for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + 1)) {
+      const end = at + form.text.length;
+      if (form.wholeWord && (isWordAt(text, at - 1) || isWordAt(text, end))) continue;
+      spans.push([at, end]);
+    }
+  }
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let result = '';
+  let copied = 0;
+  let current = spans[0]!;
+  for (const span of spans.slice(1)) {
+    if (span[0] <= current[1]) current = [current[0], Math.max(current[1], span[1])];
+    else {
+      result += text.slice(copied, current[0]) + REDACTED;
+      copied = current[1];
+      current = span;
+    }
+  }
+  return result + text.slice(copied, current[0]) + REDACTED + text.slice(current[1]);
+}
+
+function isWordAt(text: string, index: number): boolean {
+  return index >= 0 && index < text.length && WORD_CHARACTER.test(text[index]!);
+}
+
+function redactValue(data: unknown, output: (text: string) => string): unknown {
+  if (typeof data === 'string') return output(data);
+  if (Array.isArray(data)) return data.map((item) => redactValue(item, output));
+  if (data !== null && typeof data === 'object') {
+    const prototype = Object.getPrototypeOf(data) as unknown;
+    if (prototype !== Object.prototype && prototype !== null) return data;
+    return Object.fromEntries(
+      Object.entries(data).map(([key, item]) => [output(key), redactValue(item, output)]),
+    );
+  }
+  return data;
 }

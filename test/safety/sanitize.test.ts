@@ -24,15 +24,93 @@ describe('secretsFromEnvironment', () => {
     );
   });
 
-  it('ignores values shorter than 8 characters and variables without a value', () => {
+  it('returns short values too, and skips variables without a value', () => {
     expect(
       secretsFromEnvironment({
-        API_KEY: '1234567',
+        API_KEY: '123456',
         EMPTY_TOKEN: '',
         UNSET_SECRET: undefined,
         PASSWORD: '12345678',
       }),
-    ).toEqual(['12345678']);
+    ).toEqual(['123456', '12345678']);
+  });
+
+  it('catches the names a review found leaking, and their kin', () => {
+    const names = [
+      'API_KEY2',
+      'SECRETS_X',
+      'DB_PASSWORDS',
+      'OPENAI_APIKEY_PROD',
+      'AUTHORIZATION',
+      'X_AUTH_TOKEN',
+      'PRIVATE_KEY_PEM',
+      'CREDENTIAL',
+      'GOOGLE_CREDENTIALS',
+      'PASSPHRASE',
+      'COOKIE',
+      'SESSION',
+      'SESSION_SECRET',
+      'SENTRY_DSN',
+      'DB_PWD',
+      'SMTP_PASS',
+      'JWT',
+      'stripeApiKey',
+      'AWS_SECRET_ACCESS_KEY',
+      'SLACK_WEBHOOK_KEY',
+      'GITHUB_TOKEN3',
+    ];
+    const environment = Object.fromEntries(names.map((name) => [name, `value-of-${name}`]));
+    expect(secretsFromEnvironment(environment).sort()).toEqual(
+      names.map((name) => `value-of-${name}`).sort(),
+    );
+  });
+
+  it('leaves harmless names alone, and names that are only about a credential', () => {
+    const names = [
+      'KEYBOARD',
+      'MONKEY',
+      'TURKEY',
+      'PATH',
+      'HOME',
+      'PWD',
+      'OLDPWD',
+      'GIT_AUTHOR_NAME',
+      'PASSAGE',
+      'COMPASS_HEADING',
+      'SSH_AUTH_SOCK',
+      'KEY_FILE',
+      'GOOGLE_APPLICATION_CREDENTIALS_PATH',
+      'SESSION_TIMEOUT',
+      'AUTH_URL',
+      'XDG_SESSION_TYPE',
+      'DESKTOP_SESSION',
+      'NODE_ENV',
+      'DATABASE_URL',
+    ];
+    const environment = Object.fromEntries(names.map((name) => [name, `value-of-${name}`]));
+    expect(secretsFromEnvironment(environment)).toEqual([]);
+  });
+
+  it('finds the password of a URL or a connection string in any variable', () => {
+    expect(
+      secretsFromEnvironment({
+        DATABASE_URL: 'postgres://app:p%40ss"w0rd@db.internal:5432/app',
+        REDIS_URL: 'redis://:redis-pass-1@cache:6379',
+        PLAIN_URL: 'https://user@example.com/path',
+        PG_CONNECTION: 'host=db user=app password=hunter2x dbname=app',
+        AZURE_STORAGE: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc/def==;',
+      }).sort(),
+    ).toEqual(['abc/def==', 'hunter2x', 'p%40ss"w0rd', 'p@ss"w0rd', 'redis-pass-1'].sort());
+  });
+
+  it('takes every line of a multi-line secret on its own, but not the PEM armour', () => {
+    const pem =
+      '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----';
+    expect(secretsFromEnvironment({ PRIVATE_KEY_PEM: pem })).toEqual([
+      pem,
+      'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+      'BKcwggSjAgEAAoIBAQC7',
+    ]);
   });
 
   it('reads process.env when given nothing', () => {
@@ -57,9 +135,84 @@ describe('createSanitizer', () => {
     expect(sanitizer.output('x abcdefgh y abcd')).toBe('x [redacted] y [redacted]');
   });
 
-  it('does not treat secrets shorter than 4 characters as secrets', () => {
-    const sanitizer = createSanitizer({ secrets: ['abc', ''] });
-    expect(sanitizer.output('abc abc')).toBe('abc abc');
+  it('does not treat secrets shorter than 4 characters, or words like true, as secrets', () => {
+    const sanitizer = createSanitizer({ secrets: ['abc', '', '1', 'true', 'null'] });
+    const text = '{"abc":1,"ok":true,"next":null}';
+    expect(sanitizer.output(text)).toBe(text);
+  });
+
+  it('redacts a secret of 4 to 7 characters as a whole word only', () => {
+    const sanitizer = createSanitizer({ secrets: ['hunter', 'p4ss'] });
+    expect(sanitizer.output('pw=hunter; "hunter" hunter')).toBe('pw=[redacted]; "[redacted]" [redacted]');
+    expect(sanitizer.output('hunters manhunter hunter2 p4ssword')).toBe('hunters manhunter hunter2 p4ssword');
+    expect(sanitizer.output('user:p4ss@host')).toBe('user:[redacted]@host');
+  });
+
+  it('redacts a secret of 8 characters or more inside words too', () => {
+    const sanitizer = createSanitizer({ secrets: ['hunter22'] });
+    expect(sanitizer.output('xhunter22x')).toBe('x[redacted]x');
+  });
+
+  it('redacts a secret with quotes and backslashes inside JSON output, escaped once or twice', () => {
+    const secret = 'pa"ss\\word-42';
+    const sanitizer = createSanitizer({ secrets: [secret] });
+    const once = JSON.stringify({ env: { DB_PASSWORD: secret } });
+    expect(once).not.toContain(secret);
+    expect(sanitizer.output(once)).toBe('{"env":{"DB_PASSWORD":"[redacted]"}}');
+    expect(sanitizer.output(JSON.stringify(once))).toBe(
+      JSON.stringify('{"env":{"DB_PASSWORD":"[redacted]"}}'),
+    );
+  });
+
+  it('redacts a non-ASCII secret written as \\u escapes, as Python writes JSON', () => {
+    const sanitizer = createSanitizer({ secrets: ['contraseña-9'] });
+    expect(sanitizer.output('{"pw": "contrase\\u00f1a-9"}')).toBe('{"pw": "[redacted]"}');
+  });
+
+  it('redacts URL-encoded forms of a secret', () => {
+    const secret = 'a b/c?d&e=f"g';
+    const sanitizer = createSanitizer({ secrets: [secret] });
+    expect(sanitizer.output(`?q=${encodeURIComponent(secret)}`)).toBe('?q=[redacted]');
+    expect(sanitizer.output(`?q=${encodeURIComponent(secret).replace(/%20/g, '+')}`)).toBe('?q=[redacted]');
+    expect(sanitizer.output(`?q=${encodeURIComponent(secret).toLowerCase()}`)).toBe('?q=[redacted]');
+    expect(sanitizer.output(encodeURI(secret))).toBe('[redacted]');
+  });
+
+  it('redacts base64 of a secret at any alignment, URL-safe too, and hex', () => {
+    const secret = 'sk-live-abcdefghijkl>?';
+    const sanitizer = createSanitizer({ secrets: [secret] });
+    for (const prefix of ['', 'u', 'us', 'user:']) {
+      const encoded = Buffer.from(prefix + secret + '!').toString('base64');
+      expect(sanitizer.output(`Basic ${encoded}`), prefix).toContain('[redacted]');
+      expect(sanitizer.output(`Basic ${encoded}`), prefix).not.toContain(encoded);
+      const urlSafe = Buffer.from(prefix + secret + '!').toString('base64url');
+      expect(sanitizer.output(urlSafe), prefix).toContain('[redacted]');
+    }
+    expect(sanitizer.output(Buffer.from(secret).toString('hex'))).toBe('[redacted]');
+    expect(sanitizer.output(Buffer.from(secret).toString('hex').toUpperCase())).toBe('[redacted]');
+  });
+
+  it('hides overlapping secrets whole, whichever starts first', () => {
+    const sanitizer = createSanitizer({ secrets: ['abcdef12', '12345678'] });
+    expect(sanitizer.output('<abcdef12345678>')).toBe('<[redacted]>');
+  });
+
+  it('redacts every string and key of plain data and keeps other values', () => {
+    const sanitizer = createSanitizer({ secrets: ['hunter22-secret'] });
+    const date = new Date(0);
+    expect(
+      sanitizer.value({
+        text: 'say hunter22-secret',
+        list: ['hunter22-secret', 3, null, true],
+        'hunter22-secret': { nested: '"hunter22-secret"' },
+        date,
+      }),
+    ).toEqual({
+      text: 'say [redacted]',
+      list: ['[redacted]', 3, null, true],
+      '[redacted]': { nested: '"[redacted]"' },
+      date,
+    });
   });
 
   it('leaves output otherwise untouched: credential shapes, paths and length are the model’s business', () => {
@@ -122,6 +275,20 @@ describe('createSanitizer', () => {
   it('ignores the filesystem root as a path to hide', () => {
     const sanitizer = createSanitizer({ paths: [{ path: '/', label: '<root>' }] });
     expect(sanitizer.message('see /etc/hosts')).toBe('see /etc/hosts');
+  });
+
+  it('drops stack-trace lines from messages, keeping the message and ordinary prose', () => {
+    const sanitizer = createSanitizer();
+    const stack = [
+      'Error: query failed at line 3',
+      '    at Query.run (/srv/keel/node_modules/db/query.js:120:15)',
+      '    at async file:///srv/keel/tools/db.js:14:7',
+      '    at new Pool (<anonymous>)',
+      '    at async Promise.all (index 0)',
+      '    ... 4 lines matching cause stack trace ...',
+      'caused by: connection refused',
+    ].join('\n');
+    expect(sanitizer.message(stack)).toBe('Error: query failed at line 3\ncaused by: connection refused');
   });
 
   it('bounds the length of a message and marks the cut', () => {
