@@ -208,9 +208,13 @@ async function runWithTimeout(
           workspace: dependencies.workspace,
           callId: request.call.callId,
           idempotencyKey: request.idempotencyKey,
-          heartbeat: request.heartbeat ?? (() => undefined),
+          // Heartbeat details are kept by Temporal and shown with the activity: a tool's own secrets must not be.
+          heartbeat: (details) => request.heartbeat?.(dependencies.sanitizer.value(details)),
+          // The record outlives the call on disk and comes back as output on a retry: store it redacted.
           once: (step, effect) =>
-            runOnce(dependencies.idempotencyStore, `${request.idempotencyKey}:${step}`, effect),
+            runOnce(dependencies.idempotencyStore, `${request.idempotencyKey}:${step}`, async () =>
+              dependencies.sanitizer.value(await effect()),
+            ),
         }))(),
       aborted,
     ]);
