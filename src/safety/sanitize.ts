@@ -96,15 +96,22 @@ const WORD_CHARACTER = /[\p{L}\p{N}]/u;
 
 /**
  * The text with every occurrence of every form replaced. Occurrences are collected first and merged
- * where they overlap, so two secrets that share characters are both hidden whole.
+ * where they overlap, so two secrets that share characters are both hidden whole. Forms found
+ * anywhere go first: a short secret right next to one of them (`<long secret>hunt3r`) is still a
+ * whole word, since the redacted neighbour is no part of it.
  */
 function redact(text: string, forms: readonly SecretForm[]): string {
   const spans: Array<[number, number]> = [];
-  for (const form of forms) {
-    for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + 1)) {
-      const end = at + form.text.length;
-      if (form.wholeWord && (isWordAt(text, at - 1) || isWordAt(text, end))) continue;
-      spans.push([at, end]);
+  for (const wholeWord of [false, true]) {
+    const found = spans.length;
+    for (const form of forms) {
+      if (form.wholeWord !== wholeWord) continue;
+      for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + 1)) {
+        const end = at + form.text.length;
+        if (wholeWord && (isWordAt(text, at - 1, spans, found) || isWordAt(text, end, spans, found)))
+          continue;
+        spans.push([at, end]);
+      }
     }
   }
   if (spans.length === 0) return text;
@@ -123,8 +130,19 @@ function redact(text: string, forms: readonly SecretForm[]): string {
   return result + text.slice(copied, current[0]) + REDACTED + text.slice(current[1]);
 }
 
-function isWordAt(text: string, index: number): boolean {
-  return index >= 0 && index < text.length && WORD_CHARACTER.test(text[index]!);
+/** Whether a letter or digit of the text, outside the first `count` redacted spans, is at `index`. */
+function isWordAt(
+  text: string,
+  index: number,
+  spans: ReadonlyArray<[number, number]>,
+  count: number,
+): boolean {
+  if (index < 0 || index >= text.length || !WORD_CHARACTER.test(text[index]!)) return false;
+  for (let position = 0; position < count; position += 1) {
+    const [start, end] = spans[position]!;
+    if (index >= start && index < end) return false;
+  }
+  return true;
 }
 
 function redactValue(data: unknown, output: (text: string) => string): unknown {

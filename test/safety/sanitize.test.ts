@@ -148,6 +148,11 @@ describe('createSanitizer', () => {
     expect(sanitizer.output('user:p4ss@host')).toBe('user:[redacted]@host');
   });
 
+  it('redacts a short secret right next to a longer one, whose characters are no part of its word', () => {
+    const sanitizer = createSanitizer({ secrets: ['hunt3r', 'sk-test-abcdef12'] });
+    expect(sanitizer.output('sk-test-abcdef12hunt3r hunt3rsk-test-abcdef12')).toBe('[redacted] [redacted]');
+  });
+
   it('redacts a secret of 8 characters or more inside words too', () => {
     const sanitizer = createSanitizer({ secrets: ['hunter22'] });
     expect(sanitizer.output('xhunter22x')).toBe('x[redacted]x');
