@@ -65,7 +65,20 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
     .filter((entry) => entry.path.length > 1)
     .sort((a, b) => b.path.length - a.path.length);
   const maxLength = options.maxMessageLength ?? 2_000;
-  const output = (text: string): string => redact(text, forms);
+  // One pass of a compiled alternation finds out whether any form is there at all, an order of
+  // magnitude faster than a search per form; the exact (and slower) redaction runs only when one is.
+  const detector =
+    forms.length === 0
+      ? undefined
+      : new RegExp(
+          forms
+            .map((form) => form.text)
+            .sort((a, b) => b.length - a.length)
+            .map((text) => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))
+            .join('|'),
+        );
+  const output = (text: string): string =>
+    detector === undefined || !detector.test(text) ? text : redact(text, forms);
   const value = <T>(data: T): T => redactValue(data, output) as T;
   return {
     output,

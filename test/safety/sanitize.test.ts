@@ -197,6 +197,35 @@ describe('createSanitizer', () => {
     expect(sanitizer.output(Buffer.from(secret).toString('hex').toUpperCase())).toBe('[redacted]');
   });
 
+  it('treats regular-expression characters in a secret as plain characters', () => {
+    const secret = 'a.b*c(d)[e]{f}|g^$h+i?';
+    const sanitizer = createSanitizer({ secrets: [secret] });
+    expect(sanitizer.output(`x ${secret} y`)).toBe('x [redacted] y');
+    expect(sanitizer.output('x aXb*c(d)[e]{f}|g^$h+i? y')).toBe('x aXb*c(d)[e]{f}|g^$h+i? y');
+  });
+
+  it('scans 5 MiB of output for 30 secrets without stalling the worker (prints the time)', () => {
+    const secrets = Array.from({ length: 30 }, (_, index) => `secret-value-${index}-${'q'.repeat(index)}`);
+    const sanitizer = createSanitizer({ secrets });
+    const clean = 'lorem ipsum dolor sit amet 0123456789 '.repeat((5 * 1024 * 1024) / 38);
+    const dirty = `${clean.slice(0, 1_000_000)}${secrets[7]!}${clean.slice(1_000_000)}`;
+    const time = (text: string) => {
+      const started = performance.now();
+      const result = sanitizer.output(text);
+      return { ms: performance.now() - started, result };
+    };
+    const withoutSecret = time(clean);
+    const withSecret = time(dirty);
+    console.log(
+      `sanitizer, 30 secrets, 5 MiB: ${withoutSecret.ms.toFixed(1)} ms without a secret, ${withSecret.ms.toFixed(1)} ms with one`,
+    );
+    expect(withoutSecret.result).toBe(clean);
+    expect(withSecret.result).toContain('[redacted]');
+    // Generous bounds: the point is that the scan is linear and cheap, not a timing contract.
+    expect(withoutSecret.ms).toBeLessThan(2_000);
+    expect(withSecret.ms).toBeLessThan(5_000);
+  });
+
   it('hides overlapping secrets whole, whichever starts first', () => {
     const sanitizer = createSanitizer({ secrets: ['abcdef12', '12345678'] });
     expect(sanitizer.output('<abcdef12345678>')).toBe('<[redacted]>');
