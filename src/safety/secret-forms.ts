@@ -16,7 +16,6 @@ const COMMON_VALUES = new Set([
   'enabled',
   'disabled',
   'default',
-  'changeme',
   'localhost',
 ]);
 
