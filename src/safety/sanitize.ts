@@ -54,6 +54,11 @@ export interface Sanitizer {
   output(text: string): string;
   /** For error messages: secrets, stack frames, credential shapes and worker paths removed, length bounded. */
   message(text: string): string;
+  /**
+   * The start of {@link output}`(text)`, at most `length` characters, redacting only a window a little
+   * longer than that: for previews of huge output. It may come out shorter when redaction shrank it.
+   */
+  head(text: string, length: number): string;
   /** {@link output} applied to every string (and object key) inside plain JSON-like data; other values kept. */
   value<T>(value: T): T;
 }
@@ -80,9 +85,18 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
   const output = (text: string): string =>
     detector === undefined || !detector.test(text) ? text : redact(text, forms);
   const value = <T>(data: T): T => redactValue(data, output) as T;
+  // A secret cut by the window's end stays partly unredacted in the window's last characters: at most
+  // its longest form, grown by the markers of shorter secrets inside it. Those are dropped.
+  const margin = 3 * Math.max(0, ...forms.map((form) => form.text.length));
   return {
     output,
     value,
+    head(text, length) {
+      if (text.length <= length + 3 * margin) return output(text).slice(0, length);
+      // One margin to drop, one for what redaction before the cut may take away.
+      const redacted = output(text.slice(0, length + 2 * margin));
+      return redacted.slice(0, Math.max(0, Math.min(length, redacted.length - margin)));
+    },
     message(text) {
       let result = output(withoutStackFrames(text));
       for (const shape of SECRET_SHAPES) result = result.replace(shape, REDACTED);

@@ -103,6 +103,27 @@ describe('createSanitizer', () => {
     expect(withSecret.ms).toBeLessThan(5_000);
   });
 
+  it('gives the head of the redacted text from a window, wherever a secret meets the window end', () => {
+    const secrets = ['long-secret-"value"-0123456789', 'tiny', 'mid-secret'];
+    const sanitizer = createSanitizer({ secrets });
+    const length = 50;
+    const fillers = [
+      '',
+      `${JSON.stringify(secrets[0])} `.repeat(40),
+      'tiny '.repeat(40),
+      `${Buffer.from(secrets[0]!).toString('hex')}|`.repeat(10),
+    ];
+    for (const filler of fillers) {
+      for (let offset = 0; offset < 400; offset += 1) {
+        const text = `${'x'.repeat(offset)}${filler}${secrets[offset % 3]!}${'y'.repeat(2_000)}`;
+        const head = sanitizer.head(text, length);
+        expect(sanitizer.output(text).startsWith(head), `${filler.length}/${offset}`).toBe(true);
+        expect(head.length).toBeLessThanOrEqual(length);
+      }
+    }
+    expect(sanitizer.head(`${'x'.repeat(5_000)}`, length)).toBe('x'.repeat(length));
+  });
+
   it('hides overlapping secrets whole, whichever starts first', () => {
     const sanitizer = createSanitizer({ secrets: ['abcdef12', '12345678'] });
     expect(sanitizer.output('<abcdef12345678>')).toBe('<[redacted]>');

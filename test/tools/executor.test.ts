@@ -384,6 +384,25 @@ describe('executeToolCall', () => {
     });
   });
 
+  it('redacts the preview of a huge output, a secret cut by its window included', async () => {
+    const huge = `${'a'.repeat(590)}${SECRET} ${'b'.repeat(10)}${QUOTED_SECRET}${'c'.repeat(200_000)}`;
+    const { tool } = toolReturning('huge', () => huge);
+    const observation = await executeToolCall(request('huge', {}), dependencies([tool]));
+    expect(observation).toMatchObject({ ok: false, error: 'output_too_large' });
+    const { preview, message } = observation as { preview: string; message: string };
+    expect(message).toContain(`was ${huge.length} characters`);
+    expect(preview).toBe(`${'a'.repeat(590)}[redacted]`);
+    // Wherever the preview ends, it is the start of the redacted output: no secret is cut in part.
+    const redacted = dependencies([]).sanitizer.output(huge);
+    for (let previewLength = 580; previewLength < 650; previewLength += 1) {
+      const cut = await executeToolCall(
+        request('huge', {}, { outputCharLimit: previewLength + 400 }),
+        dependencies([tool]),
+      );
+      expect(redacted.startsWith((cut as { preview: string }).preview), String(previewLength)).toBe(true);
+    }
+  });
+
   it('does not split a surrogate pair at the end of the preview', async () => {
     const emoji = '\u{1F600}';
     const { tool } = toolReturning('emoji', () => 'a'.repeat(599) + emoji.repeat(300));
