@@ -128,46 +128,57 @@ const WORD_CHARACTER = /[\p{L}\p{N}]/u;
  * whole word, since the redacted neighbour is no part of it.
  */
 function redact(text: string, forms: readonly SecretForm[]): string {
-  const spans: Array<[number, number]> = [];
-  for (const wholeWord of [false, true]) {
-    const found = spans.length;
-    for (const form of forms) {
-      if (form.wholeWord !== wholeWord) continue;
-      for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + 1)) {
-        const end = at + form.text.length;
-        if (wholeWord && (isWordAt(text, at - 1, spans, found) || isWordAt(text, end, spans, found)))
-          continue;
-        spans.push([at, end]);
-      }
-    }
-  }
+  const anywhere = merged(occurrences(text, forms, false));
+  const words = occurrences(text, forms, true).filter(
+    ([start, end]) => !isWordAt(text, start - 1, anywhere) && !isWordAt(text, end, anywhere),
+  );
+  const spans = merged([...anywhere, ...words]);
   if (spans.length === 0) return text;
-  spans.sort((a, b) => a[0] - b[0]);
   let result = '';
   let copied = 0;
-  let current = spans[0]!;
-  for (const span of spans.slice(1)) {
-    if (span[0] <= current[1]) current = [current[0], Math.max(current[1], span[1])];
-    else {
-      result += text.slice(copied, current[0]) + REDACTED;
-      copied = current[1];
-      current = span;
-    }
+  for (const [start, end] of spans) {
+    result += text.slice(copied, start) + REDACTED;
+    copied = end;
   }
-  return result + text.slice(copied, current[0]) + REDACTED + text.slice(current[1]);
+  return result + text.slice(copied);
 }
 
-/** Whether a letter or digit of the text, outside the first `count` redacted spans, is at `index`. */
-function isWordAt(
-  text: string,
-  index: number,
-  spans: ReadonlyArray<[number, number]>,
-  count: number,
-): boolean {
+type Span = [start: number, end: number];
+
+/** Every occurrence, overlapping ones included, of the forms that must (or need not) be whole words. */
+function occurrences(text: string, forms: readonly SecretForm[], wholeWord: boolean): Span[] {
+  const spans: Span[] = [];
+  for (const form of forms) {
+    if (form.wholeWord !== wholeWord) continue;
+    for (let at = text.indexOf(form.text); at !== -1; at = text.indexOf(form.text, at + 1))
+      spans.push([at, at + form.text.length]);
+  }
+  return spans;
+}
+
+/** The spans sorted, with overlapping or touching ones joined. */
+function merged(spans: Span[]): Span[] {
+  spans.sort((a, b) => a[0] - b[0]);
+  const result: Span[] = [];
+  for (const span of spans) {
+    const last = result.at(-1);
+    if (last !== undefined && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+    else result.push([span[0], span[1]]);
+  }
+  return result;
+}
+
+/** Whether a letter or digit of the text, outside the (sorted, disjoint) redacted spans, is at `index`. */
+function isWordAt(text: string, index: number, redacted: readonly Span[]): boolean {
   if (index < 0 || index >= text.length || !WORD_CHARACTER.test(text[index]!)) return false;
-  for (let position = 0; position < count; position += 1) {
-    const [start, end] = spans[position]!;
-    if (index >= start && index < end) return false;
+  let low = 0;
+  let high = redacted.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const [start, end] = redacted[middle]!;
+    if (index < start) high = middle - 1;
+    else if (index >= end) low = middle + 1;
+    else return false;
   }
   return true;
 }
