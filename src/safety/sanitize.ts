@@ -109,7 +109,7 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
   };
 }
 
-/** One form per text; a form that must be whole wins over the same text found anywhere only if alone. */
+/** One form per text; when one secret's form counts only as a whole word and another's anywhere, anywhere wins. */
 function uniqueForms(forms: readonly SecretForm[]): SecretForm[] {
   const byText = new Map<string, SecretForm>();
   for (const form of forms) {
