@@ -6,13 +6,18 @@
 const FRAME =
   /^[ \t]*(?:at [^\n]*?(?::\d+(?::\d+)?\)?|\((?:<anonymous>|native|index \d+)\)|<anonymous>)|\.\.\. \d+ lines? matching cause stack trace \.\.\.)[ \t]*$/;
 
+/** The same frame inside a JSON string, where each line break is written `\n`. */
+const ESCAPED_FRAME =
+  /\\n[ \t]*at [^\\"\n]*?(?::\d+(?::\d+)?\)?|\((?:<anonymous>|native|index \d+)\))(?=\\n|"|\s|$)/g;
+
 /**
  * The text without stack-trace lines: a tool that puts `error.stack` into the message of a
- * `ToolError` (or an error's `cause` spelled out) must not show the model the worker's code and paths.
+ * `ToolError` (or an error's `cause` spelled out, or a stack as JSON) must not show the model the worker's code and paths.
  */
 export function withoutStackFrames(text: string): string {
   if (!text.includes('at ') && !text.includes('matching cause')) return text;
-  const lines = text.split('\n');
+  const unescaped = text.replace(ESCAPED_FRAME, '');
+  const lines = unescaped.split('\n');
   const kept = lines.filter((line) => !FRAME.test(line));
-  return kept.length === lines.length ? text : kept.join('\n').trimEnd();
+  return kept.length === lines.length ? unescaped : kept.join('\n').trimEnd();
 }

@@ -235,6 +235,14 @@ describe('createSanitizer', () => {
     expect(sanitizer.message(stack)).toBe('Error: query failed at line 3\ncaused by: connection refused');
   });
 
+  it('drops stack frames from a stack written as a JSON string too', () => {
+    const sanitizer = createSanitizer();
+    const error = new Error('boom');
+    const message = `failed: ${JSON.stringify({ stack: error.stack })}`;
+    expect(message).toMatch(/\\n +at /);
+    expect(sanitizer.message(message)).toBe('failed: {"stack":"Error: boom"}');
+  });
+
   it('bounds the length of a message and marks the cut', () => {
     const sanitizer = createSanitizer({ maxMessageLength: 10 });
     expect(sanitizer.message('0123456789')).toBe('0123456789');
