@@ -15,7 +15,7 @@ import type { RunBudgets, RunLimits } from './contract/run-input.js';
 import type { ModelPrice } from './contract/usage.js';
 import type { Logger } from './logger.js';
 import type { PollSchedule } from './model/background.js';
-import { createOpenAIClient } from './model/client.js';
+import { API_KEY_PLACEHOLDER, createOpenAIClient } from './model/client.js';
 import type { ModelMode } from './model/config.js';
 import { ModelCallLimiter } from './model/rate-limit.js';
 import type { ModelCallLimiterOptions } from './model/rate-limit.js';
@@ -152,7 +152,14 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
       : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
   ]);
   const sanitizer = createSanitizer({
-    secrets: [...secretsFromEnvironment(), ...(options.secrets ?? [])],
+    // The model key counts even when it came from elsewhere than the environment (a vault, a file).
+    secrets: [
+      ...secretsFromEnvironment(),
+      ...(options.secrets ?? []),
+      ...(options.openai.apiKey === API_KEY_PLACEHOLDER || !options.openai.apiKey
+        ? []
+        : [options.openai.apiKey]),
+    ],
     paths: [
       { path: workspace.root, label: '.' },
       { path: process.cwd(), label: '<worker>' },

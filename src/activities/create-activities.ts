@@ -17,6 +17,7 @@ import type { PollSchedule } from '../model/background.js';
 import { callResponses } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
 import type { ModelMode } from '../model/config.js';
+import { redactingLogger } from '../safety/redacting-logger.js';
 import type { Sanitizer } from '../safety/sanitize.js';
 import { executeUnlessApprovalNeeded } from '../tools/executor.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
@@ -56,7 +57,8 @@ export interface ActivityDependencies {
 /** Builds Keel's activities around their dependencies. */
 export function createActivities(dependencies: ActivityDependencies) {
   const { registry, workspace, openai, sanitizer } = dependencies;
-  const logger = (): Logger => dependencies.logger ?? Context.current().log;
+  // The worker log gets full errors, but not the secrets inside them.
+  const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
 
   return {
@@ -120,7 +122,8 @@ export function createActivities(dependencies: ActivityDependencies) {
           }),
         );
         spent = turn.usage.totalTokens;
-        return checkTurnSize(turn, request);
+        // The model may echo a secret (decoded from a tool's output, say): redact it before history keeps it.
+        return checkTurnSize(sanitizer.value(turn), request);
       } catch (error) {
         if (error instanceof ApplicationFailure) throw error;
         if (signal.aborted) {

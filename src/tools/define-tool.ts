@@ -19,12 +19,14 @@ export interface ToolContext {
   callId: string;
   /** Same on every retry of this call, different for every other call: `<workflowId>:<callId>`. */
   idempotencyKey: string;
-  /** Reports progress; also keeps the activity alive for long tools. Cheap to call often. */
+  /** Reports progress (details redacted, kept by Temporal); also keeps a long tool alive. Cheap to call often. */
   heartbeat(details?: unknown): void;
   /**
    * Runs a side effect at most once for this call, however often the call is retried: a retry gets
    * the first attempt's stored result. `step` names the effect when a tool has several. Throws a
    * `SideEffectInDoubtError` (shown to the model) if an earlier attempt died during the effect.
+   * The result is stored with the worker's secrets redacted, and every attempt gets that redacted
+   * result: keep values the tool needs afterwards (a secret) out of it.
    */
   once<T>(step: string, effect: () => Promise<T> | T): Promise<T>;
 }

@@ -42,6 +42,9 @@ class ToolTimeout extends Error {
   override name = 'ToolTimeout';
 }
 
+/** Output up to this many times the limit is redacted whole, in case redaction brings it under. */
+const OUTPUT_REDACTED_WHOLE = 4;
+
 /** Node error codes whose meaning is safe and useful for the model. */
 const SYSTEM_ERRORS: Record<string, string> = {
   ENOENT: 'No such file or directory',
@@ -147,15 +150,21 @@ export async function executeUnlessApprovalNeeded(
       `${tool.name} returned a result that could not be read (reference ${call.callId}).`,
     );
   }
+  const previewLength = Math.max(0, request.outputCharLimit - 400);
+  const tooLarge = (length: number, preview: string): Observation =>
+    fail(
+      'output_too_large',
+      `The output of ${tool.name} was ${length} characters, more than the limit of ${request.outputCharLimit}; ` +
+        `preview holds the first ${previewLength}. Ask for less, e.g. a narrower path or a line range.`,
+      cutAt(preview, previewLength),
+    );
+  // Output many times the limit cannot fit however much redaction removes: only its preview is
+  // redacted, so a huge output costs the worker's event loop no more than a small one.
+  if (text.length > OUTPUT_REDACTED_WHOLE * request.outputCharLimit + 65_536)
+    return tooLarge(text.length, dependencies.sanitizer.head(text, previewLength));
   text = dependencies.sanitizer.output(text);
   if (text.length <= request.outputCharLimit) return { callId: call.callId, ok: true, output: text };
-  const previewLength = Math.max(0, request.outputCharLimit - 400);
-  return fail(
-    'output_too_large',
-    `The output of ${tool.name} was ${text.length} characters, more than the limit of ${request.outputCharLimit}; ` +
-      `preview holds the first ${previewLength}. Ask for less, e.g. a narrower path or a line range.`,
-    cutAt(text, previewLength),
-  );
+  return tooLarge(text.length, text);
 }
 
 /** Whether a person must approve this call first. A rule that fails asks for approval: the safe side. */
@@ -208,9 +217,13 @@ async function runWithTimeout(
           workspace: dependencies.workspace,
           callId: request.call.callId,
           idempotencyKey: request.idempotencyKey,
-          heartbeat: request.heartbeat ?? (() => undefined),
+          // Heartbeat details are kept by Temporal and shown with the activity: a tool's own secrets must not be.
+          heartbeat: (details) => request.heartbeat?.(dependencies.sanitizer.value(details)),
+          // The record outlives the call on disk and comes back as output on a retry: store it redacted.
           once: (step, effect) =>
-            runOnce(dependencies.idempotencyStore, `${request.idempotencyKey}:${step}`, effect),
+            runOnce(dependencies.idempotencyStore, `${request.idempotencyKey}:${step}`, async () =>
+              dependencies.sanitizer.value(await effect()),
+            ),
         }))(),
       aborted,
     ]);

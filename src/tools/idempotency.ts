@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './tool-error.js';
 
@@ -55,19 +55,26 @@ export async function runOnce<T>(
   return result;
 }
 
+/** Records hold tool results: readable by the worker's user alone. */
+const PRIVATE_FILE = 0o600;
+const PRIVATE_DIRECTORY = 0o700;
+
 /**
  * An {@link IdempotencyStore} in a directory: one JSON file per key (named by the key's SHA-256),
  * claimed with an exclusive create and completed with an atomic rename. Workers share it when they
  * share the directory; for workers on several machines use a store on a shared database instead.
+ * The directory is made private (0700) and every record is created 0600.
  */
 export class FileIdempotencyStore implements IdempotencyStore {
+  #ready: Promise<void> | undefined;
+
   constructor(readonly directory: string) {}
 
   async claim(key: string): Promise<IdempotencyRecord | undefined> {
-    await mkdir(this.directory, { recursive: true });
+    await this.ready();
     const file = this.file(key);
     try {
-      const handle = await open(file, 'wx');
+      const handle = await open(file, 'wx', PRIVATE_FILE);
       try {
         await handle.writeFile(JSON.stringify({ state: 'claimed', key }));
         await handle.sync();
@@ -84,12 +91,26 @@ export class FileIdempotencyStore implements IdempotencyStore {
   async complete(key: string, result: unknown): Promise<void> {
     const file = this.file(key);
     const temporary = `${file}.${process.pid}.tmp`;
-    await writeFile(temporary, JSON.stringify({ state: 'done', key, result }), { flush: true });
+    await writeFile(temporary, JSON.stringify({ state: 'done', key, result }), {
+      flush: true,
+      mode: PRIVATE_FILE,
+    });
     await rename(temporary, file);
   }
 
   async release(key: string): Promise<void> {
     await rm(this.file(key), { force: true });
+  }
+
+  /** Creates the directory once, private; one an older version left readable by others is closed too. */
+  private ready(): Promise<void> {
+    this.#ready ??= (async () => {
+      await mkdir(this.directory, { recursive: true, mode: PRIVATE_DIRECTORY });
+      await chmod(this.directory, PRIVATE_DIRECTORY);
+    })();
+    // A failed attempt (a full disk, say) is tried again on the next claim.
+    this.#ready.catch(() => (this.#ready = undefined));
+    return this.#ready;
   }
 
   private file(key: string): string {

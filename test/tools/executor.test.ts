@@ -1,5 +1,5 @@
 import { readFile as readFileFromDisk } from 'node:fs/promises';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,11 +12,13 @@ import type { ExecuteRequest, ExecutorDependencies } from '../../src/tools/execu
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { ToolError } from '../../src/tools/tool-error.js';
 import { Workspace } from '../../src/tools/workspace.js';
-import { MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
+import { FileIdempotencyStore, MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
 import { deferred } from '../support/deferred.js';
 import { RecordingLogger } from '../support/loggers.js';
 
 const SECRET = 'hunter22-very-secret';
+/** A secret that `JSON.stringify` escapes, so it never appears as written in JSON output. */
+const QUOTED_SECRET = 'pa"ss\\word-7';
 
 let root: string;
 let workspace: Workspace;
@@ -34,7 +36,7 @@ function dependencies(tools: readonly Tool[]): ExecutorDependencies & { logger: 
   return {
     registry: new ToolRegistry(tools),
     workspace,
-    sanitizer: createSanitizer({ secrets: [SECRET], paths: [{ path: root, label: '.' }] }),
+    sanitizer: createSanitizer({ secrets: [SECRET, QUOTED_SECRET], paths: [{ path: root, label: '.' }] }),
     logger: new RecordingLogger(),
     idempotencyStore: new MemoryIdempotencyStore(),
   };
@@ -191,6 +193,20 @@ describe('executeToolCall', () => {
     });
   });
 
+  it('shows the model no stack trace when a ToolError message holds one, nor the message of its cause', async () => {
+    const { tool } = toolReturning('db', () => {
+      const cause = new Error(`connect failed with password ${SECRET}`);
+      throw new ToolError(`query failed: ${cause.stack}`, { cause });
+    });
+    const observation = await executeToolCall(request('db', {}), dependencies([tool]));
+    expect(observation).toEqual({
+      callId: 'call_1',
+      ok: false,
+      error: 'tool_error',
+      message: 'query failed: Error: connect failed with password [redacted]',
+    });
+  });
+
   it('maps a Node file error to its meaning and the workspace-relative path', async () => {
     const { tool } = toolReturning('reader', async ({ workspace: ws }) =>
       readFileFromDisk(path.join(ws.root, 'missing', 'file.txt'), 'utf8'),
@@ -285,6 +301,67 @@ describe('executeToolCall', () => {
     });
   });
 
+  it('redacts a secret with a quote and a backslash from JSON output, where it appears escaped', async () => {
+    const { tool } = toolReturning('env', () => ({ DB_PASSWORD: QUOTED_SECRET, note: `"${QUOTED_SECRET}"` }));
+    const observation = await executeToolCall(request('env', {}), dependencies([tool]));
+    expect(observation).toEqual({
+      callId: 'call_1',
+      ok: true,
+      output: '{"DB_PASSWORD":"[redacted]","note":"\\"[redacted]\\""}',
+    });
+  });
+
+  it('redacts secrets from the heartbeat details a tool reports', async () => {
+    const { tool } = toolReturning('chatty', (context) => {
+      context.heartbeat({ progress: `using ${SECRET}`, [SECRET]: [QUOTED_SECRET] });
+      return 'ok';
+    });
+    const beats: unknown[] = [];
+    await executeToolCall(
+      request('chatty', {}, { heartbeat: (details) => beats.push(details) }),
+      dependencies([tool]),
+    );
+    expect(beats).toEqual([{ progress: 'using [redacted]', '[redacted]': ['[redacted]'] }]);
+  });
+
+  it("records a side effect's result redacted, and gives the tool that same redacted result", async () => {
+    const store = new MemoryIdempotencyStore();
+    const seen: unknown[] = [];
+    const { tool } = toolReturning('charge', async (context) => {
+      const receipt = await context.once('charge', () => ({ receipt: `r-1 for ${SECRET}` }));
+      seen.push(receipt);
+      return receipt;
+    });
+    const deps = { ...dependencies([tool]), idempotencyStore: store };
+    const first = await executeToolCall(request('charge', {}), deps);
+    const retry = await executeToolCall(request('charge', {}), deps);
+    expect(await store.claim('run-1:call_1:charge')).toEqual({
+      state: 'done',
+      result: { receipt: 'r-1 for [redacted]' },
+    });
+    expect(seen).toEqual([{ receipt: 'r-1 for [redacted]' }, { receipt: 'r-1 for [redacted]' }]);
+    expect(first).toEqual(retry);
+  });
+
+  it('writes no secret, in any of its forms, into a side-effect record on disk', async () => {
+    const records = await mkdtemp(path.join(tmpdir(), 'keel-executor-records-'));
+    try {
+      const { tool } = toolReturning('deploy', (context) =>
+        context.once('deploy', () => `deployed with ${SECRET} and ${JSON.stringify({ pw: QUOTED_SECRET })}`),
+      );
+      const deps = { ...dependencies([tool]), idempotencyStore: new FileIdempotencyStore(records) };
+      expect(await executeToolCall(request('deploy', {}), deps)).toMatchObject({ ok: true });
+      const [file] = await readdir(records);
+      const stored = await readFileFromDisk(path.join(records, file!), 'utf8');
+      expect(stored).toContain('deployed with [redacted]');
+      // Raw, JSON-escaped or escaped twice over, every form holds the secret's tail.
+      expect(stored).not.toContain(SECRET);
+      expect(stored).not.toContain('word-7');
+    } finally {
+      await rm(records, { recursive: true, force: true });
+    }
+  });
+
   it('returns output of exactly the limit whole', async () => {
     const { tool } = toolReturning('big', () => 'x'.repeat(1_000));
     expect(await executeToolCall(request('big', {}), dependencies([tool]))).toEqual({
@@ -305,6 +382,25 @@ describe('executeToolCall', () => {
         'Ask for less, e.g. a narrower path or a line range.',
       preview: 'x'.repeat(600),
     });
+  });
+
+  it('redacts the preview of a huge output, a secret cut by its window included', async () => {
+    const huge = `${'a'.repeat(590)}${SECRET} ${'b'.repeat(10)}${QUOTED_SECRET}${'c'.repeat(200_000)}`;
+    const { tool } = toolReturning('huge', () => huge);
+    const observation = await executeToolCall(request('huge', {}), dependencies([tool]));
+    expect(observation).toMatchObject({ ok: false, error: 'output_too_large' });
+    const { preview, message } = observation as { preview: string; message: string };
+    expect(message).toContain(`was ${huge.length} characters`);
+    expect(preview).toBe(`${'a'.repeat(590)}[redacted]`);
+    // Wherever the preview ends, it is the start of the redacted output: no secret is cut in part.
+    const redacted = dependencies([]).sanitizer.output(huge);
+    for (let previewLength = 580; previewLength < 650; previewLength += 1) {
+      const cut = await executeToolCall(
+        request('huge', {}, { outputCharLimit: previewLength + 400 }),
+        dependencies([tool]),
+      );
+      expect(redacted.startsWith((cut as { preview: string }).preview), String(previewLength)).toBe(true);
+    }
   });
 
   it('does not split a surrogate pair at the end of the preview', async () => {

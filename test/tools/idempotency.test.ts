@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -117,5 +117,27 @@ describe('FileIdempotencyStore', () => {
     const [file] = await readdir(records);
     await writeFile(path.join(records, file!), '');
     await expect(runOnce(store, 'wf:call_1:charge', () => 'again')).rejects.toThrow(SideEffectInDoubtError);
+  });
+
+  it('keeps its records private: the directory 0700, every record 0600, claimed or done', async () => {
+    const records = path.join(directory, 'state', 'records');
+    const store = new FileIdempotencyStore(records);
+    const mode = async (file: string) => (await stat(file)).mode & 0o777;
+    await store.claim('wf:call_1:charge');
+    const [claimed] = await readdir(records);
+    expect(await mode(records)).toBe(0o700);
+    expect(await mode(path.join(directory, 'state'))).toBe(0o700);
+    expect(await mode(path.join(records, claimed!))).toBe(0o600);
+    await store.complete('wf:call_1:charge', { receipt: 'r-1' });
+    expect(await readdir(records)).toEqual([claimed]);
+    expect(await mode(path.join(records, claimed!))).toBe(0o600);
+  });
+
+  it('closes a records directory that an older version left readable by others', async () => {
+    const records = path.join(directory, 'records');
+    await mkdir(records);
+    await chmod(records, 0o755);
+    await runOnce(new FileIdempotencyStore(records), 'wf:call_1:charge', () => 'ok');
+    expect((await stat(records)).mode & 0o777).toBe(0o700);
   });
 });

@@ -312,7 +312,13 @@ describe('agentRun', () => {
       expect(internal?.raw).not.toContain('/srv/keel');
       expect(internal?.raw).not.toMatch(/\bat .*:\d+/);
       const logged = logger.entries.find((entry) => entry.message === 'Tool unknown_failure failed');
-      expect(String((logged?.meta?.error as Error | undefined)?.message)).toContain(secret);
+      // The worker log keeps the full error, worker path and stack included, but not the secret.
+      const loggedError = logged?.meta?.error as Error | undefined;
+      expect(loggedError?.message).toBe(
+        'database password [redacted] rejected at /srv/keel/internal/db.ts:42',
+      );
+      expect(loggedError?.stack).toMatch(/\n\s+at /);
+      expect(loggedError?.stack).not.toContain(secret);
     });
 
     it('cuts oversized output to a preview under the cap', () => {

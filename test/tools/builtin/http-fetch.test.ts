@@ -733,6 +733,44 @@ if (x) {
     expect(server.received[0]!.headers).toMatchObject({ accept: 'application/json', 'x-request-id': 'r-1' });
   });
 
+  it('refuses headers that override the method, rewrite the URL or host, or spoof the client, however spelled', async () => {
+    const server = await startServer(answering(200, { 'content-type': 'text/plain' }, 'ok'));
+    const tool = fetchTool({ allowPrivateAddresses: true });
+    const url = `http://127.0.0.1:${server.port}/`;
+    const method = 'it overrides the request method, which http_fetch decides';
+    const rewrite = 'it asks the server to act on another URL or host than the one fetched';
+    const proxy = 'it claims to come from a proxy';
+    const refusals: Array<[string, string]> = [
+      ['X-HTTP-Method-Override', method],
+      ['X-HTTP-Method', method],
+      ['x-method-override', method],
+      ['X_HTTP_Method_Override', method],
+      ['X-Original-URL', rewrite],
+      ['X-Rewrite-URL', rewrite],
+      ['X-Original-URI', rewrite],
+      ['X_Original_URL', rewrite],
+      ['X-Host', rewrite],
+      ['X-Original-Host', rewrite],
+      ['X-Forwarded-Host', proxy],
+      ['X-Forwarded-Prefix', proxy],
+      ['X_Forwarded_For', proxy],
+      ['Forwarded', proxy],
+      ['X-Real-IP', proxy],
+      ['X-Client-IP', proxy],
+      ['True-Client-IP', proxy],
+      ['CF-Connecting-IP', proxy],
+    ];
+    for (const [name, reason] of refusals) {
+      expect(await call(tool, { url, headers: [{ name, value: 'DELETE' }] }), name).toEqual(
+        toolError(`Header ${name} cannot be set: ${reason}`),
+      );
+    }
+    expect(server.received).toEqual([]);
+    expect(await call(tool, { url, headers: [{ name: 'X-Method', value: 'a' }] })).toMatchObject({
+      ok: true,
+    });
+  });
+
   it('speaks TLS to the pinned address with the host name for SNI, and verifies the certificate', async () => {
     const names: string[] = [];
     const requests: string[] = [];
