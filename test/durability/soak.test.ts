@@ -59,7 +59,7 @@ describe(`soak: ${RUNS} concurrent runs, ${KILLS} worker kills`, () => {
     const executions = new Map<string, number>();
     let toolStarts = 0;
     let kills = 0;
-    const replacements: Promise<WorkerProcess>[] = [];
+    const replacements: Promise<unknown>[] = [];
     const watch = (worker: WorkerProcess): void =>
       worker.subscribe((event: ProcessEvent) => {
         if (event.type !== 'tool-started') return;
@@ -68,8 +68,13 @@ describe(`soak: ${RUNS} concurrent runs, ${KILLS} worker kills`, () => {
         toolStarts += 1;
         if (killAt.has(toolStarts)) {
           kills += 1;
-          void worker.kill();
-          replacements.push(fixture.startWorker().then((replacement) => (watch(replacement), replacement)));
+          const killedAndReplaced = Promise.all([
+            worker.kill(),
+            fixture.startWorker().then((replacement) => watch(replacement)),
+          ]);
+          // Awaited with the others after the runs; handled now so that a failure meanwhile is not unhandled.
+          killedAndReplaced.catch(() => undefined);
+          replacements.push(killedAndReplaced);
         }
       });
     try {

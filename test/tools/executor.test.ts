@@ -371,6 +371,8 @@ describe('executeToolCall', () => {
       request('waiting', {}, { signal: controller.signal }),
       dependencies([tool]),
     );
+    // Asserted below, once aborted; until then a rejection must not go unhandled.
+    pending.catch(() => undefined);
     const toolSignal = await started.promise;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -391,6 +393,7 @@ describe('executeToolCall', () => {
     const controller = new AbortController();
     const reason = new Error('worker shutting down');
     const pending = executeToolCall(request('deaf', {}, { signal: controller.signal }), dependencies([tool]));
+    pending.catch(() => undefined);
     await started.promise;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -418,6 +421,7 @@ describe('executeToolCall', () => {
       request('grumpy', {}, { signal: controller.signal }),
       dependencies([tool]),
     );
+    pending.catch(() => undefined);
     await started.promise;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
