@@ -5,7 +5,10 @@
  * (vitest fails the run, a plain process may exit). `no-floating-promises` cannot see this: the
  * promise is not floating, it is only handled too late. This rule uses the type checker to know which
  * variables hold promises (or arrays of them), then compares, inside one function, where each is first
- * handled with where the function next suspends (`await`, `for await`, `yield`).
+ * handled with where the function next suspends (`await`, `for await`, `yield`). The same mistake in
+ * other shapes is reported too: several promises created together for a loop that awaits them one by
+ * one, a promise only a later callback awaits, and one stored in an object or a collection.
+ * To keep false alarms rare, handing a promise to any function counts as handling it.
  */
 
 /** Wrappers that change a node's type or syntax but not the value it evaluates to. */
@@ -47,9 +50,9 @@ function holdsPromises(checker, type, tsNode) {
 }
 
 /**
- * `new Promise((resolve) => …)`: an executor that never receives `reject` can only reject by throwing
- * synchronously, which the creating code sees at once. Such promises (event waits, timers) are the
- * common way to wait for something, so they are left alone.
+ * `new Promise((resolve) => …)`: an executor that never receives `reject` rejects only if it throws,
+ * which the small executors that wait for an event or a timer do not. They are the common way to wait
+ * for something, so they are left alone.
  */
 function cannotReject(init) {
   if (init.type !== 'NewExpression' || init.callee.type !== 'Identifier' || init.callee.name !== 'Promise')
