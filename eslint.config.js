@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import noUnawaitedPromiseVariable from './eslint-rules/no-unawaited-promise-variable.js';
 
 /** Imports that would make workflow code non-deterministic or pull worker-only code into the sandbox. */
 const workflowBannedImports = {
@@ -56,8 +57,12 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { keel: { rules: { 'no-unawaited-promise-variable': noUnawaitedPromiseVariable } } },
     rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
+      // `void p` only hides a promise: its rejection is still unhandled. Handle it (`.catch`) instead.
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
+      '@typescript-eslint/no-misused-promises': 'error',
+      'keel/no-unawaited-promise-variable': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
@@ -96,7 +101,12 @@ export default tseslint.config(
       ],
     },
   },
-  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  // JavaScript files (bin/keel.js, this config, the local rules) are outside the TypeScript project.
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'keel/no-unawaited-promise-variable': 'off' },
+  },
   {
     files: ['test/**/*.ts'],
     rules: {

@@ -314,6 +314,8 @@ async function workerVariant(
 ): Promise<Variant> {
   const started = await startKeelWorker(environment, options);
   const running = started.worker.run();
+  // stop() awaits it and fails there; until then a worker failure must not go unhandled.
+  running.catch(() => undefined);
   return {
     name,
     label,
@@ -366,6 +368,8 @@ async function agentsVariant(environment: BenchEnvironment, modelUrl: string): P
   const bundlePath = await bundleAgentsWorkflows(environment.directory);
   const agents = await startAgentsWorker(environment, { modelUrl, bundlePath });
   const running = agents.worker.run();
+  // stop() awaits it and fails there; until then a worker failure must not go unhandled.
+  running.catch(() => undefined);
   return {
     name: 'agents',
     label: '(c) @temporalio/openai-agents, same server',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { CombinedWorkerRunError, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { workerConfigFromEnvironment, workspaceProtectFromEnvironment } from '../config.js';
 import type { WorkerConfig } from '../config.js';
@@ -45,7 +45,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;
-  let hosted: { worker: Worker; running: Promise<void>; connection: NativeConnection } | undefined;
+  let hosted: { worker: Worker; connection: NativeConnection } | undefined;
   const client = await connectClient(target, taskQueue);
   try {
     // Host a worker for the demo, and locally when no worker (say, `keel worker`) serves the queue.
@@ -55,65 +55,72 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
       demoModel = options.demo ? await startDemoModel() : undefined;
       hosted = await hostWorkerFor(target, taskQueue, config, demoModel);
     }
-    const runId = await client.keel.startRun(
-      options.input,
-      options.runId ? { runId: options.runId, idempotent: true } : {},
-    );
-    const announce = (): void => {
-      out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
-      if (target.uiUrl)
-        out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
-    };
-    if (options.detach) {
-      announce();
-      if (out.json) out.data({ runId });
-      else out.line(runId);
-      if (hosted)
-        out.note('This process hosted the only worker; the run goes on once one runs again (`keel worker`).');
-      return EXIT.ok;
-    }
-    const controller = new AbortController();
-    // Listen for Ctrl-C before saying anything: until a listener exists, SIGINT would kill the process.
-    const stopAsking = onInterrupt(
-      out,
-      async () => {
-        await client.keel.cancelRun(runId);
-        out.note('Cancelling…');
-      },
-      () => controller.abort(),
-    );
-    announce();
-    try {
-      const outcome = await followRun(client.keel, runId, {
-        progress: !out.json,
-        write: out.line,
-        signal: controller.signal,
-        // A session stays open after its answer: following stops there and the session waits for `keel send`.
-        ...(options.input.session === true ? { untilAnswered: 1 } : {}),
-      });
-      if (out.json) out.data({ runId, ...outcome });
-      if (outcome.kind === 'answered' && hosted)
-        out.note('This process hosted the only worker; messages are answered once one runs (`keel worker`).');
-      if (outcome.kind === 'answered') return EXIT.ok;
-      if (outcome.kind === 'detached') {
-        out.note(`Detached from ${runId}. \`keel follow ${runId}\` to watch it again.`);
+    const session = async (): Promise<number> => {
+      const runId = await client.keel.startRun(
+        options.input,
+        options.runId ? { runId: options.runId, idempotent: true } : {},
+      );
+      const announce = (): void => {
+        out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
+        if (target.uiUrl)
+          out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
+      };
+      if (options.detach) {
+        announce();
+        if (out.json) out.data({ runId });
+        else out.line(runId);
         if (hosted)
           out.note(
             'This process hosted the only worker; the run goes on once one runs again (`keel worker`).',
           );
         return EXIT.ok;
       }
-      return outcome.kind === 'ended' && outcome.result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
-    } finally {
-      stopAsking();
-    }
+      const controller = new AbortController();
+      // Listen for Ctrl-C before saying anything: until a listener exists, SIGINT would kill the process.
+      const stopAsking = onInterrupt(
+        out,
+        async () => {
+          await client.keel.cancelRun(runId);
+          out.note('Cancelling…');
+        },
+        () => controller.abort(),
+      );
+      announce();
+      try {
+        const outcome = await followRun(client.keel, runId, {
+          progress: !out.json,
+          write: out.line,
+          signal: controller.signal,
+          // A session stays open after its answer: following stops there and the session waits for `keel send`.
+          ...(options.input.session === true ? { untilAnswered: 1 } : {}),
+        });
+        if (out.json) out.data({ runId, ...outcome });
+        if (outcome.kind === 'answered' && hosted)
+          out.note(
+            'This process hosted the only worker; messages are answered once one runs (`keel worker`).',
+          );
+        if (outcome.kind === 'answered') return EXIT.ok;
+        if (outcome.kind === 'detached') {
+          out.note(`Detached from ${runId}. \`keel follow ${runId}\` to watch it again.`);
+          if (hosted)
+            out.note(
+              'This process hosted the only worker; the run goes on once one runs again (`keel worker`).',
+            );
+          return EXIT.ok;
+        }
+        return outcome.kind === 'ended' && outcome.result.status === 'completed'
+          ? EXIT.ok
+          : EXIT.notCompleted;
+      } finally {
+        stopAsking();
+      }
+    };
+    // The hosted worker runs exactly as long as the session: runUntil shuts it down when the session
+    // ends, and should the worker fail first, the command fails at once with the worker's error.
+    return hosted ? await runHosting(hosted.worker, session) : await session();
   } finally {
     await client.close();
-    if (hosted) {
-      hosted.worker.shutdown();
-      await hosted.running;
-      await hosted.connection.close();
-    }
+    await hosted?.connection.close();
     await demoModel?.close();
     await target.embedded?.stop();
   }
@@ -138,7 +145,7 @@ async function hostWorkerFor(
   taskQueue: string,
   config: WorkerConfig | undefined,
   demoModel: ScriptedModel | undefined,
-): Promise<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> {
+): Promise<{ worker: Worker; connection: NativeConnection }> {
   if (config) await checkRunCommandSandbox(config, quietLogger);
   const connection = await NativeConnection.connect(target.connectionOptions);
   const searchAttributes = await registerSearchAttributes(
@@ -161,7 +168,20 @@ async function hostWorkerFor(
     modelMode: demoModel ? 'background' : config!.model.mode,
     searchAttributes,
   });
-  return { worker, running: worker.run(), connection };
+  return { worker, connection };
+}
+
+/** Runs `session` while `worker` runs; a worker that fails first fails the command with its own error. */
+async function runHosting(worker: Worker, session: () => Promise<number>): Promise<number> {
+  try {
+    return await worker.runUntil(session);
+  } catch (error) {
+    if (!(error instanceof CombinedWorkerRunError)) throw error;
+    // The session's own error here only says that it did not finish: the worker's error is the news.
+    const { workerError } = error.cause;
+    const reason = workerError instanceof Error ? workerError.message : String(workerError);
+    throw new Error(`the worker this process hosted failed: ${reason}`, { cause: error });
+  }
 }
 
 /** Only warnings and errors reach the terminal: they say what an operator must fix. */

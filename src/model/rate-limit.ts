@@ -114,7 +114,8 @@ export class ModelCallLimiter {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(waiter);
       this.#pump();
-      if (onWait !== undefined && !ticks.signal.aborted) void this.#tick(onWait, waiter, ticks.signal);
+      if (onWait !== undefined && !ticks.signal.aborted)
+        this.#tick(onWait, waiter, ticks.signal).catch((error: Error) => waiter.fail(error));
     });
   }
 

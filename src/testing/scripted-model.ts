@@ -80,6 +80,8 @@ const usage = (input: number, output: number) => ({
   total_tokens: input + output,
 });
 
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 /** Builders for scripted steps. */
 export const reply = {
   /** A completed response with these output items, in this order. */
@@ -227,10 +229,9 @@ export class ScriptedModel {
   ): Promise<ScriptedModel> {
     const server = createServer();
     const model = new ScriptedModel(script, server, options);
-    server.on(
-      'request',
-      (request: IncomingMessage, response: ServerResponse) => void model.handle(request, response),
-    );
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      model.handle(request, response).catch((error: unknown) => model.fail(response, error));
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return model;
   }
@@ -272,6 +273,15 @@ export class ScriptedModel {
       this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
       waiter.resolve();
     }
+  }
+
+  /** A request that could not be answered (say, its hold rejected): a 500 and a problem, never silence. */
+  private fail(response: ServerResponse, error: unknown): void {
+    this.problems.push(`a request failed: ${messageOf(error)}`);
+    this.#hanging.delete(response);
+    if (response.headersSent) response.destroy();
+    else this.send(response, 500, { error: { message: `scripted model: ${messageOf(error)}` } });
+    this.notify();
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -348,9 +358,15 @@ export class ScriptedModel {
             cancelled: false,
           };
           this.#stored.set(answer.id as string, stored);
-          void step.hold?.then(() => {
-            stored.settled = true;
-          });
+          step.hold?.then(
+            () => {
+              stored.settled = true;
+            },
+            (error: unknown) => {
+              this.problems.push(`the hold of request ${index} rejected: ${messageOf(error)}`);
+              this.notify();
+            },
+          );
           return this.send(response, 200, {
             ...answer,
             background: true,

@@ -165,9 +165,12 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
     if (leftMs <= 0) outOfTime = true;
     else {
       // Not cancellable: a cancelled run ends anyway, and the timer must not turn into an unhandled failure.
-      void CancellationScope.nonCancellable(() => sleep(leftMs, { summary: 'time budget' })).then(() => {
-        outOfTime = true;
-      });
+      CancellationScope.nonCancellable(() => sleep(leftMs, { summary: 'time budget' })).then(
+        () => {
+          outOfTime = true;
+        },
+        () => undefined,
+      );
     }
   }
   const conversation = input.conversation === 'stateless' ? new Conversation(carried?.conversation) : null;

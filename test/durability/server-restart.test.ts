@@ -46,6 +46,8 @@ describe('a Temporal server restart', () => {
     };
     const { worker, keel } = await startTestWorker(server, { model, tools: [blocking.tool] });
     const running = worker.run();
+    // Awaited in finally, where a worker failure fails the test; until then it must not go unhandled.
+    running.catch(() => undefined);
     try {
       const runId = await keel.startRun({ task: 'survive a restart', heartbeatTimeoutSeconds: 5 });
       await blocking.started.promise;

@@ -80,7 +80,7 @@ describe.each(MODES)(`soak: ${RUNS} concurrent runs, ${KILLS} worker kills, %s m
       const executions = new Map<string, number>();
       let toolStarts = 0;
       let kills = 0;
-      const replacements: Promise<WorkerProcess>[] = [];
+      const replacements: Promise<unknown>[] = [];
       const watch = (worker: WorkerProcess): void =>
         worker.subscribe((event: ProcessEvent) => {
           if (event.type !== 'tool-started') return;
@@ -89,8 +89,13 @@ describe.each(MODES)(`soak: ${RUNS} concurrent runs, ${KILLS} worker kills, %s m
           toolStarts += 1;
           if (killAt.has(toolStarts)) {
             kills += 1;
-            void worker.kill();
-            replacements.push(startWorker().then((replacement) => (watch(replacement), replacement)));
+            const killedAndReplaced = Promise.all([
+              worker.kill(),
+              startWorker().then((replacement) => watch(replacement)),
+            ]);
+            // Awaited with the others after the runs; handled now so that a failure meanwhile is not unhandled.
+            killedAndReplaced.catch(() => undefined);
+            replacements.push(killedAndReplaced);
           }
         });
       try {

@@ -34,7 +34,8 @@ describe('runBackgroundResponse', () => {
       onResponseId: (id) => reported.push(id),
       onPoll: () => polls.push(model.retrievals.length),
     });
-    await model.waitUntil(() => model.retrievals.length >= 2);
+    // Raced with the call: should it fail before the server sees the polls, the test fails with its error.
+    await Promise.race([done, model.waitUntil(() => model.retrievals.length >= 2)]);
     expect(reported).toEqual(['resp_1']);
     release.resolve();
     const response = await done;
@@ -54,7 +55,7 @@ describe('runBackgroundResponse', () => {
       schedule: fast,
       onResponseId: () => undefined,
     });
-    await model.waitUntil(() => model.retrievals.length >= 15);
+    await Promise.race([done, model.waitUntil(() => model.retrievals.length >= 15)]);
     expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
     release.resolve();
     await done;
@@ -70,7 +71,7 @@ describe('runBackgroundResponse', () => {
       schedule: fast,
       onResponseId: () => undefined,
     });
-    await model.waitUntil(() => model.retrievals.length > 0);
+    await Promise.race([firstAttempt, model.waitUntil(() => model.retrievals.length > 0)]);
     first.abort(new Error('worker died'));
     // Aborted mid-poll or mid-delay: either way the attempt ends without a result.
     await expect(firstAttempt).rejects.toThrow(/worker died|aborted/);
@@ -113,7 +114,7 @@ describe('runBackgroundResponse', () => {
       schedule: fast,
       onResponseId: () => undefined,
     });
-    await model.waitUntil(() => model.retrievals.length > 0);
+    await Promise.race([attempt, model.waitUntil(() => model.retrievals.length > 0)]);
     await client.responses.cancel('resp_1');
     first.abort(new Error('stop'));
     await expect(attempt).rejects.toThrow(/stop|aborted/);

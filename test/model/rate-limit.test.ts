@@ -86,10 +86,14 @@ describe('ModelCallLimiter', () => {
     const granted: string[] = [];
     const permits = new Map<string, ModelCallPermit>();
     for (const name of ['a', 'b', 'c', 'd', 'e'])
-      void calls.acquire(1).then((permit) => {
-        granted.push(name);
-        permits.set(name, permit);
-      });
+      // A failure shows up in `granted`, where the test looks, instead of as an unhandled rejection.
+      calls.acquire(1).then(
+        (permit) => {
+          granted.push(name);
+          permits.set(name, permit);
+        },
+        (error: unknown) => granted.push(`${name} failed: ${String(error)}`),
+      );
     await flush();
     expect(granted).toEqual(['a', 'b']);
     expect(calls.stats()).toMatchObject({ inFlight: 2, waiting: 3 });
@@ -200,8 +204,14 @@ describe('ModelCallLimiter', () => {
     const { time, limiter: calls } = limiter({ tokensPerMinute: 600 });
     await calls.acquire(600);
     const granted: string[] = [];
-    void calls.acquire(500).then(() => granted.push('large'));
-    void calls.acquire(1).then(() => granted.push('small'));
+    calls.acquire(500).then(
+      () => granted.push('large'),
+      (error: unknown) => granted.push(`large failed: ${String(error)}`),
+    );
+    calls.acquire(1).then(
+      () => granted.push('small'),
+      (error: unknown) => granted.push(`small failed: ${String(error)}`),
+    );
 
     await time.advance(1_000);
     expect(granted).toEqual([]);
@@ -318,6 +328,8 @@ describe('ModelCallLimiter', () => {
     const holder = await calls.acquire(1);
     const onWait = vi.fn();
     const waiting = calls.acquire(1, { onWait });
+    // Awaited below, after the timers ran; until then a rejection must not go unhandled.
+    waiting.catch(() => undefined);
 
     await vi.advanceTimersByTimeAsync(2_500);
     expect(onWait).toHaveBeenCalledTimes(2);

@@ -28,14 +28,14 @@ export class CliProcess {
     if (ready()) return;
     await new Promise<void>((resolve, reject) => {
       this.#waiters.push({ ready, resolve });
-      void this.exited.then(() => {
+      this.exited.then(() => {
         if (!ready())
           reject(
             new Error(
               `keel exited without printing ${JSON.stringify(text)}:\n${this.stdout}\n${this.stderr}`,
             ),
           );
-      });
+      }, reject);
     });
   }
 

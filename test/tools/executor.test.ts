@@ -467,6 +467,8 @@ describe('executeToolCall', () => {
       request('waiting', {}, { signal: controller.signal }),
       dependencies([tool]),
     );
+    // Asserted below, once aborted; until then a rejection must not go unhandled.
+    pending.catch(() => undefined);
     const toolSignal = await started.promise;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -487,6 +489,7 @@ describe('executeToolCall', () => {
     const controller = new AbortController();
     const reason = new Error('worker shutting down');
     const pending = executeToolCall(request('deaf', {}, { signal: controller.signal }), dependencies([tool]));
+    pending.catch(() => undefined);
     await started.promise;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -514,6 +517,7 @@ describe('executeToolCall', () => {
       request('grumpy', {}, { signal: controller.signal }),
       dependencies([tool]),
     );
+    pending.catch(() => undefined);
     await started.promise;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);

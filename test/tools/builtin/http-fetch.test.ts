@@ -520,7 +520,8 @@ describe('createHttpFetchTool', () => {
     const controller = new AbortController();
     const reason = new Error('run cancelled');
     const pending = call(tool, { url: `http://127.0.0.1:${server.port}/` }, { signal: controller.signal });
-    await arrived.promise;
+    // Raced with the call: should it end before the request arrives, the test fails with its outcome.
+    await Promise.race([arrived.promise, pending]);
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     await closed.promise;
