@@ -172,6 +172,8 @@ describe('runBackgroundResponse', () => {
       schedule: fast,
       onResponseId: (id) => reported.push(id),
     });
+    // Awaited below; handled now so that a rejection while we wait for the request is not unhandled.
+    attempt.catch(() => undefined);
     await model.waitForRequests(1);
     expect(reported).toEqual([]);
     accept.resolve();

@@ -45,6 +45,8 @@ export async function runSandboxed(
     program: command.program,
     args: command.args,
   });
+  // readAll never rejects (a failed stream resolves with what it had), so waiting for it later is safe.
+  // eslint-disable-next-line keel/no-unawaited-promise-variable
   let status: Promise<string> = Promise.resolve('');
   const outcome = await runProcess(
     {
@@ -63,6 +65,7 @@ export async function runSandboxed(
     context,
     charLimit,
     (child) => {
+      // eslint-disable-next-line keel/no-unawaited-promise-variable -- readAll never rejects
       status = readAll(child.stdio[STATUS_FD] as Readable);
       return sandboxHalt(child);
     },
@@ -101,6 +104,8 @@ function sandboxHalt(child: ChildProcess): Halt {
       resolve();
     }),
   );
+  // Neither readAll nor parseSandboxInfo throws, so this cannot reject while nobody awaits it yet.
+  // eslint-disable-next-line keel/no-unawaited-promise-variable
   const info = readAll(child.stdio[INFO_FD] as Readable).then(parseSandboxInfo);
   return async (running) => {
     // The information comes as soon as the namespaces exist; a bubblewrap that failed earlier has none.
