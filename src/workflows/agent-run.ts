@@ -8,10 +8,10 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
-  setHandler,
   sleep,
   TimeoutFailure,
   upsertSearchAttributes,
@@ -23,21 +23,18 @@ import {
   DEFAULT_IDLE_TIMEOUT_SECONDS,
   DEFAULT_INSTRUCTIONS,
   DEFAULT_TOOL_TIMEOUT_SECONDS,
-  MAX_QUEUED_MESSAGES,
   MODEL_MAX_ATTEMPTS,
   PAYLOAD_BYTES_LIMIT,
   QUEUED_MESSAGES_BYTES_LIMIT,
   TOOL_ACTIVITY_GRACE_SECONDS,
   TOOL_MAX_ATTEMPTS,
 } from '../contract/defaults.js';
-import { formatIssues } from '../contract/format-issues.js';
 import type { ModelInput, ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { Observation } from '../contract/observation.js';
 import { cutToBytes, fitObservations, jsonBytes } from '../contract/payload.js';
-import { resolveLimits, RunInput } from '../contract/run-input.js';
-import type { RunBudgets, RunInputArgs, RunLimits } from '../contract/run-input.js';
-import { SendArgs } from '../contract/run-messages.js';
+import { resolveLimits } from '../contract/run-input.js';
+import type { RunBudgets, RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunResult } from '../contract/run-result.js';
 import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
 import type { RunState } from '../contract/run-state.js';
@@ -46,9 +43,12 @@ import type { ToolInfo, WorkerProfile } from '../contract/tool-info.js';
 import type { ApprovalRequired, ToolRequest } from '../contract/tool-request.js';
 import { addUsage, emptyUsage, usageCost } from '../contract/usage.js';
 import { Approvals } from './approvals.js';
+import { parseArguments } from './arguments.js';
+import type { AgentRunArgs } from './arguments.js';
 import type { Carried, NextInput } from './carry.js';
 import { Conversation } from './conversation.js';
-import { approveUpdate, endSessionUpdate, rejectUpdate, sendUpdate, stateQuery } from './messages.js';
+import { asWorkflowFailure, invalidInput } from './failures.js';
+import { setMessageHandlers } from './handlers.js';
 import {
   currentDetails,
   preview,
@@ -74,8 +74,23 @@ type Ending = RunResult extends infer Variant
  * and a new worker continues where the old one stopped. At a turn boundary the run continues as new
  * when Temporal suggests it (or after `continueAsNewAfterTurns`), carrying everything in `carried`.
  */
-export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promise<RunResult> {
-  const input = parseInput(rawInput);
+export async function agentRun(...args: AgentRunArgs): Promise<RunResult> {
+  try {
+    return await runAgent(args);
+  } catch (error) {
+    throw asWorkflowFailure(error, 'agentRun workflow');
+  }
+}
+
+/**
+ * Marks the executions that check every argument and take signals. Histories from before it replay
+ * as they ran: a second argument taken as it was, signals left unhandled.
+ */
+const STRICT_MESSAGES_PATCH = 'keel-strict-arguments-and-signals';
+
+async function runAgent(args: readonly unknown[]): Promise<RunResult> {
+  const strict = patched(STRICT_MESSAGES_PATCH);
+  const { input, carried } = parseArguments(args, strict);
   const state: RunState = {
     phase: 'starting',
     turn: carried?.turn ?? 0,
@@ -99,40 +114,10 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
   let ending = carried?.ending ?? false;
   const toolsByName = new Map<string, ToolInfo>();
   const approvals = new Approvals(state, toolsByName);
-  setHandler(stateQuery, () => state);
-  setHandler(approveUpdate, (args) => approvals.approve(args), {
-    validator: (args) => approvals.validateApprove(args),
-    description: 'Let a call that waits for approval run, optionally with edited arguments.',
-  });
-  setHandler(rejectUpdate, (args) => approvals.reject(args), {
-    validator: (args) => approvals.validateReject(args),
-    description: 'Refuse a call that waits for approval; the model sees the reason.',
-  });
-  setHandler(
-    sendUpdate,
-    (args) => {
-      queue.push(SendArgs.parse(args).text);
-      state.queuedMessages = queue.length;
-      return { queued: queue.length };
-    },
-    {
-      validator: (args) => validateSend(args, state, queue),
-      description: 'Give the run a user message; it reaches the model at the next turn boundary.',
-    },
-  );
-  setHandler(
-    endSessionUpdate,
-    () => {
-      ending = true;
-    },
-    {
-      validator: () => {
-        if (!input.session) throw new Error('This run is not a session: cancel it to stop it.');
-        if (state.result !== null) throw new Error('The session has already ended.');
-      },
-      description: 'End a session once it has answered (it ends at once when idle).',
-    },
-  );
+  const endSession = (): void => {
+    ending = true;
+  };
+  setMessageHandlers({ state, input, approvals, queue, endSession }, strict);
 
   const { describeWorker } = proxyActivities<KeelActivities>({
     startToCloseTimeout: '30s',
@@ -147,7 +132,9 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
   const model = input.model ?? profile.defaultModel;
   state.model = model;
   const budgets = resolveBudgets(input, profile.budgets);
-  const price = profile.prices?.[model];
+  // Own keys only: a model named `constructor` must not find Object's.
+  const price =
+    strict && profile.prices !== undefined ? ownValue(profile.prices, model) : profile.prices?.[model];
   if (budgets.maxCostUsd !== undefined && price === undefined) {
     throw invalidInput(
       `maxCostUsd: the worker has no price for model ${model}; add it to the worker's KEEL_MODEL_PRICES`,
@@ -416,20 +403,9 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
 /** Characters of the last text and answer carried across continue-as-new. */
 const CARRIED_TEXT_BYTES = 200_000;
 
-function validateSend(raw: unknown, state: RunState, queue: readonly string[]): void {
-  const parsed = SendArgs.safeParse(raw);
-  if (!parsed.success) throw new Error(`Invalid message:\n${formatIssues(parsed.error).join('\n')}`);
-  if (state.result !== null) {
-    throw new Error('The run has ended; start a new run (or a session, which stays open for messages).');
-  }
-  if (queue.length >= MAX_QUEUED_MESSAGES) {
-    throw new Error(`${MAX_QUEUED_MESSAGES} messages already wait for the next turn; send again after it.`);
-  }
-  if (jsonBytes(queue) + jsonBytes(parsed.data.text) > QUEUED_MESSAGES_BYTES_LIMIT) {
-    throw new Error(
-      `The messages waiting for the next turn would exceed ${QUEUED_MESSAGES_BYTES_LIMIT} bytes; send again after it.`,
-    );
-  }
+/** The value `record` holds under `key` itself, never one it inherits. */
+function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Partial<RunBudgets> {
@@ -439,15 +415,6 @@ function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Part
     if (value !== undefined) budgets[key] = value;
   }
   return budgets;
-}
-
-/** A non-retryable failure ends the run at once; a plain Error would retry the workflow task forever. */
-function invalidInput(message: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: 'KeelError.InvalidInput',
-    message: `Invalid run input:\n${message}`,
-    nonRetryable: true,
-  });
 }
 
 /**
@@ -461,12 +428,6 @@ function rethrowIfCancelled(error: unknown, onCancelled: () => void): void {
   onCancelled();
   if (isCancellation(error)) throw error;
   throw new CancelledFailure('The run was cancelled', [], error instanceof Error ? error : undefined);
-}
-
-function parseInput(rawInput: unknown): RunInput {
-  const parsed = RunInput.safeParse(rawInput);
-  if (parsed.success) return parsed.data;
-  throw invalidInput(formatIssues(parsed.error).join('\n'));
 }
 
 function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
@@ -526,7 +487,8 @@ async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promi
   const { tools: byName, input, limits, state } = round;
   const allowedTools = [...byName.keys()];
   const run = async (call: ToolCall): Promise<Observation> => {
-    const override = input.toolTimeouts?.[call.name];
+    // The model names the call: `toString` must not find a timeout on Object's prototype.
+    const override = input.toolTimeouts === undefined ? undefined : ownValue(input.toolTimeouts, call.name);
     const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
     const mode = approvalMode(call.name, byName, input);
     const retry = {
