@@ -9,7 +9,9 @@ export interface Settled {
   /** `COMPLETED`, `FAILED`, `CANCELED`, … as Temporal reports it. */
   status: string;
   events: HistoryEvent[];
-  /** Milliseconds from the start event to the close event, by the server's clock. */
+  /** Workflow executions of the run: more than one when it continued as new. */
+  executions: number;
+  /** Milliseconds from the start event to the close event of the last execution, by the server's clock. */
   closedAfterMs: number;
   /** The failure's type when the run failed with an application failure. */
   failureType?: string;
@@ -23,12 +25,20 @@ export class WedgedRunError extends Error {
 }
 
 /**
- * Waits until the run (this execution, not its continuations) closes, and throws as soon as its
- * history shows a failed workflow task: Temporal retries such a task for ever, so waiting longer
- * would only hide it. Polls the history, an observable condition; the test's timeout bounds it.
+ * Waits until the run closes, following continue-as-new to its last execution, and throws as soon as
+ * a history shows a failed workflow task: Temporal retries such a task for ever, so waiting longer
+ * would only hide it. `whileOpen` runs after each look at an open run (to cancel a session that
+ * idles, say); give `firstRunId` to count the executions of a run that continues as new. Polls the history, an observable condition; the test's timeout bounds it.
  */
-export async function settle(client: Client, workflowId: string, runId?: string): Promise<Settled> {
-  const handle = client.workflow.getHandle(workflowId, runId);
+export async function settle(
+  client: Client,
+  workflowId: string,
+  options: { firstRunId?: string; whileOpen?: (events: HistoryEvent[]) => Promise<void> } = {},
+): Promise<Settled> {
+  const { firstRunId, whileOpen } = options;
+  // From the first execution when known: the latest one may already be a continuation.
+  let handle = client.workflow.getHandle(workflowId, firstRunId);
+  let executions = 1;
   for (;;) {
     const events = (await handle.fetchHistory()).events ?? [];
     const failedTask = events.find((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
@@ -38,11 +48,18 @@ export async function settle(client: Client, workflowId: string, runId?: string)
     }
     const close = events.at(-1);
     const status = close === undefined ? undefined : closeStatus(close);
+    const next = close?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    if (status === 'CONTINUED_AS_NEW' && typeof next === 'string') {
+      handle = client.workflow.getHandle(workflowId, next);
+      executions += 1;
+      continue;
+    }
     if (close !== undefined && status !== undefined) {
       const failure = close.workflowExecutionFailedEventAttributes?.failure;
       return {
         status,
         events,
+        executions,
         closedAfterMs: millis(close) - millis(events[0]!),
         ...(failure?.applicationFailureInfo
           ? {
@@ -53,32 +70,33 @@ export async function settle(client: Client, workflowId: string, runId?: string)
         ...(failure?.message ? { failureMessage: failure.message } : {}),
       };
     }
+    await whileOpen?.(events);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
-/** Whether the history so far holds a failed workflow task. */
-export function hasFailedWorkflowTask(events: readonly HistoryEvent[]): boolean {
-  return events.some((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+/**
+ * Whether a workflow task of the run has completed. Until then the server holds a query back
+ * (for as long as the task keeps failing, too), so only then is a query safe to send.
+ */
+export function hasCompletedWorkflowTask(events: readonly HistoryEvent[]): boolean {
+  return events.some((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
 }
 
+/** The run's status for each event that closes an execution. */
+const CLOSE_STATUS = new Map<number, string>([
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, 'COMPLETED'],
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, 'FAILED'],
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, 'CANCELED'],
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, 'TERMINATED'],
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, 'TIMED_OUT'],
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, 'CONTINUED_AS_NEW'],
+]);
+
 function closeStatus(event: HistoryEvent): string | undefined {
-  switch (event.eventType) {
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
-      return 'COMPLETED';
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
-      return 'FAILED';
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
-      return 'CANCELED';
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-      return 'TERMINATED';
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
-      return 'TIMED_OUT';
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
-      return 'CONTINUED_AS_NEW';
-    default:
-      return undefined;
-  }
+  return event.eventType === null || event.eventType === undefined
+    ? undefined
+    : CLOSE_STATUS.get(event.eventType);
 }
 
 function millis(event: HistoryEvent): number {

@@ -204,14 +204,11 @@ describe('signals', () => {
         await handle.signal('frobnicate', { anything: 1 });
         await handle.signal('cancel');
         const refused = await waitForState(keel, runId, (state) => refusals(state.events).length === 3);
-        expect(refusals(refused.events)).toEqual([
-          { signal: 'send', reason: expect.stringMatching(/^Invalid message: text: must not be empty$/) },
-          { signal: 'frobnicate', reason: expect.stringContaining('send, approve, reject and endSession') },
-          {
-            signal: 'cancel',
-            reason: expect.stringContaining('cancel the workflow (`temporal workflow cancel`'),
-          },
-        ]);
+        const [blank, unknown, cancel] = refusals(refused.events);
+        expect([blank?.signal, unknown?.signal, cancel?.signal]).toEqual(['send', 'frobnicate', 'cancel']);
+        expect(blank?.reason).toBe('Invalid message: text: must not be empty');
+        expect(unknown?.reason).toContain('send, approve, reject and endSession');
+        expect(cancel?.reason).toContain('cancel the workflow (`temporal workflow cancel`');
         expect((await handle.query(workflowMetadataQuery)).currentDetails).toContain(
           'Last refused signal: `cancel`',
         );
@@ -262,13 +259,11 @@ describe('signals', () => {
         expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', toolCalls: 2 });
         expect(deploy.ran).toEqual([{ service: 'api', replicas: 2 }]);
         const state = await keel.getRunState(runId);
-        expect(refusals(state.events)).toEqual([
-          { signal: 'approve', reason: expect.stringContaining('No call call_9_9 waits for approval') },
-          {
-            signal: 'approve',
-            reason: expect.stringContaining('The edited arguments for deploy are invalid'),
-          },
-        ]);
+        const [unknownCall, badArguments, ...more] = refusals(state.events);
+        expect(more).toEqual([]);
+        expect([unknownCall?.signal, badArguments?.signal]).toEqual(['approve', 'approve']);
+        expect(unknownCall?.reason).toContain('No call call_9_9 waits for approval');
+        expect(badArguments?.reason).toContain('The edited arguments for deploy are invalid');
         expect(state.events.flatMap((event) => (event.kind === 'approval' ? [event.decision] : []))).toEqual([
           'requested',
           'approved',
