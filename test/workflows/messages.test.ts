@@ -3,6 +3,7 @@ import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/clien
 import { Worker } from '@temporalio/worker';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RunUpdateRefusedError } from '../../src/client.js';
 import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
 import type { RunEvent } from '../../src/contract/run-state.js';
 import { connectTestServer } from '../support/harness.js';
@@ -176,6 +177,13 @@ describe('updates', () => {
             nonRetryable: true,
           });
         }
+        // KeelClient says the same: the refusal keeps Temporal's failure as its cause.
+        const refused = await keel.sendMessage(runId, ' ').catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(RunUpdateRefusedError);
+        expect((refused as RunUpdateRefusedError).cause).toMatchObject({
+          type: 'KeelError.InvalidUpdate',
+          nonRetryable: true,
+        });
         // No handler at all: Temporal refuses it, also for good.
         expect((await refusedWith('frobnicate', [{}])).nonRetryable).toBe(true);
         expect(await keel.sendMessage(runId, 'and now?')).toEqual({ queued: 1 });
