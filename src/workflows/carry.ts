@@ -20,7 +20,8 @@ export type NextInput = z.infer<typeof NextInput>;
  * Everything a run hands to the next workflow execution when it continues as new, at a turn
  * boundary. The run input travels beside it unchanged (budgets and the approvals policy are in it),
  * so the run is the same run: same workflow id, same totals, same place in the conversation.
- * Parsed, not trusted, when an execution starts: fields a newer worker adds are dropped.
+ * Parsed, not trusted, when an execution starts: fields a newer worker adds are dropped. A field
+ * added later must be optional, since executions of running workflows carry state without it.
  */
 export const Carried = z.object({
   turn: z.number().int().nonnegative(),
