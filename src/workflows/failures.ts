@@ -32,6 +32,7 @@ export function invalidUpdate(message: string): ApplicationFailure {
  * with `KeelError.Unexpected`, and the full error goes to the worker log. Left as they are: Temporal's
  * failures and cancellations, continue-as-new, and the SDK's own errors (a determinism violation or an
  * illegal state), which a fixed worker can resume from and which must stay visible as failing tasks.
+ * (`failureExceptionTypes: [Error]` would do the first part but fail the run on those too.)
  */
 export function asWorkflowFailure(error: unknown, where: string): unknown {
   if (
