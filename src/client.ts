@@ -32,7 +32,11 @@ export class InvalidRunInputError extends Error {
   override name = 'InvalidRunInputError';
 }
 
-/** A run refused an update (approve, reject, send, endSession): the reason says why. Nothing changed. */
+/**
+ * A run refused an update (approve, reject, send, endSession): the reason says why. Nothing changed,
+ * and sending the same update again would be refused again. `cause` is Temporal's failure (for a
+ * validator's refusal, a non-retryable `ApplicationFailure` of type `KeelError.InvalidUpdate`).
+ */
 export class RunUpdateRefusedError extends Error {
   override name = 'RunUpdateRefusedError';
 }
@@ -158,7 +162,7 @@ export class KeelClient {
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) {
         const cause = error.cause;
-        throw new RunUpdateRefusedError(cause?.message ?? error.message);
+        throw new RunUpdateRefusedError(cause?.message ?? error.message, { cause: cause ?? error });
       }
       if (error instanceof WorkflowNotFoundError) {
         throw new RunUpdateRefusedError(

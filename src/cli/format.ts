@@ -19,6 +19,7 @@ export function formatEvent(event: RunEvent): string[] {
       `  ${event.decision.replace('_', ' ')}: ${event.name}${event.detail ? ` · ${event.detail}` : ''}`,
     ];
   }
+  if (event.kind === 'refused') return [`  ⚠ refused signal ${event.signal}: ${event.reason}`];
   const outcome = event.ok ? '✓' : `✗ ${event.error ?? 'error'}`;
   return [`  ${outcome} ${event.name}${event.preview ? `: ${event.preview}` : ''}`];
 }

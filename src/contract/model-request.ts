@@ -5,6 +5,17 @@ import { Observation } from './observation.js';
 export const ConversationItem = z.record(z.string(), z.unknown());
 export type ConversationItem = z.infer<typeof ConversationItem>;
 
+/** A turn's input after the first: the observations of the previous turn's calls. */
+export const ObservationsInput = z.object({
+  kind: z.literal('observations'),
+  /** The response whose function calls these observations answer. */
+  previousResponseId: z.string(),
+  observations: z.array(Observation),
+  /** User messages that arrived during the turn, sent after the observations. Absent in older histories. */
+  messages: z.array(z.string()).optional(),
+});
+export type ObservationsInput = z.infer<typeof ObservationsInput>;
+
 /**
  * What a model turn sends: the task on turn one, the observations of the previous turn after that
  * (with any messages that arrived meanwhile), a session's follow-up messages, or, in a stateless run,
@@ -17,14 +28,7 @@ export const ModelInput = z.discriminatedUnion('kind', [
     /** User messages sent before the first turn, after the task. Absent in older histories. */
     messages: z.array(z.string()).optional(),
   }),
-  z.object({
-    kind: z.literal('observations'),
-    /** The response whose function calls these observations answer. */
-    previousResponseId: z.string(),
-    observations: z.array(Observation),
-    /** User messages that arrived during the turn, sent after the observations. Absent in older histories. */
-    messages: z.array(z.string()).optional(),
-  }),
+  ObservationsInput,
   z.object({
     kind: z.literal('messages'),
     /** The response that answered last; the messages continue its chain. */

@@ -48,6 +48,16 @@ export const RunEvent = z.discriminatedUnion('kind', [
     /** The arguments preview when requested; the reason or note when decided. */
     detail: z.string(),
   }),
+  z.object({
+    seq: z.number().int().nonnegative(),
+    kind: z.literal('refused'),
+    /** The turn the run was at (0 before the first). */
+    turn: z.number().int().nonnegative(),
+    /** The signal's name, shortened if long. A refused update is answered to its caller instead. */
+    signal: z.string(),
+    /** Why it was refused, and what to send instead. */
+    reason: z.string(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof RunEvent>;
 

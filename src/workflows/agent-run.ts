@@ -8,10 +8,9 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
-  setHandler,
   sleep,
   TimeoutFailure,
   upsertSearchAttributes,
@@ -22,43 +21,33 @@ import {
   CARRIED_CONVERSATION_BYTES_LIMIT,
   DEFAULT_IDLE_TIMEOUT_SECONDS,
   DEFAULT_INSTRUCTIONS,
-  DEFAULT_TOOL_TIMEOUT_SECONDS,
-  MAX_QUEUED_MESSAGES,
   MODEL_MAX_ATTEMPTS,
   PAYLOAD_BYTES_LIMIT,
   QUEUED_MESSAGES_BYTES_LIMIT,
-  TOOL_ACTIVITY_GRACE_SECONDS,
-  TOOL_MAX_ATTEMPTS,
 } from '../contract/defaults.js';
-import { formatIssues } from '../contract/format-issues.js';
 import type { ModelInput, ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { Observation } from '../contract/observation.js';
 import { cutToBytes, fitObservations, jsonBytes } from '../contract/payload.js';
-import { resolveLimits, RunInput } from '../contract/run-input.js';
-import type { RunBudgets, RunInputArgs, RunLimits } from '../contract/run-input.js';
-import { SendArgs } from '../contract/run-messages.js';
+import { resolveLimits } from '../contract/run-input.js';
+import type { RunBudgets, RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunResult } from '../contract/run-result.js';
 import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolCall } from '../contract/tool-call.js';
 import type { ToolInfo, WorkerProfile } from '../contract/tool-info.js';
-import type { ApprovalRequired, ToolRequest } from '../contract/tool-request.js';
 import { addUsage, emptyUsage, usageCost } from '../contract/usage.js';
 import { Approvals } from './approvals.js';
+import { parseArguments } from './arguments.js';
+import type { AgentRunArgs } from './arguments.js';
 import type { Carried, NextInput } from './carry.js';
 import { Conversation } from './conversation.js';
-import { approveUpdate, endSessionUpdate, rejectUpdate, sendUpdate, stateQuery } from './messages.js';
-import {
-  currentDetails,
-  preview,
-  recordApproval,
-  recordMessage,
-  recordObservation,
-  recordTurn,
-} from './progress.js';
+import { asWorkflowFailure, invalidInput } from './failures.js';
+import { setMessageHandlers } from './handlers.js';
+import { ownValue } from './own-value.js';
+import { runToolCalls } from './tool-round.js';
+import { currentDetails, recordMessage, recordObservation, recordTurn } from './progress.js';
 import { keelModel, keelStatus, keelTokens, keelTurns } from './search-attributes.js';
-import { toolCallSummary } from './tool-summary.js';
 
 /** Distributes `Omit` over the result union, so each variant keeps its own fields. */
 type Ending = RunResult extends infer Variant
@@ -74,8 +63,23 @@ type Ending = RunResult extends infer Variant
  * and a new worker continues where the old one stopped. At a turn boundary the run continues as new
  * when Temporal suggests it (or after `continueAsNewAfterTurns`), carrying everything in `carried`.
  */
-export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promise<RunResult> {
-  const input = parseInput(rawInput);
+export async function agentRun(...args: AgentRunArgs): Promise<RunResult> {
+  try {
+    return await runAgent(args);
+  } catch (error) {
+    throw asWorkflowFailure(error, 'agentRun workflow');
+  }
+}
+
+/**
+ * Marks the executions that check every argument and take signals. Histories from before it replay
+ * as they ran: a second argument taken as it was, signals left unhandled.
+ */
+const STRICT_MESSAGES_PATCH = 'keel-strict-arguments-and-signals';
+
+async function runAgent(args: readonly unknown[]): Promise<RunResult> {
+  const strict = patched(STRICT_MESSAGES_PATCH);
+  const { input, carried } = parseArguments(args, strict);
   const state: RunState = {
     phase: 'starting',
     turn: carried?.turn ?? 0,
@@ -99,40 +103,10 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
   let ending = carried?.ending ?? false;
   const toolsByName = new Map<string, ToolInfo>();
   const approvals = new Approvals(state, toolsByName);
-  setHandler(stateQuery, () => state);
-  setHandler(approveUpdate, (args) => approvals.approve(args), {
-    validator: (args) => approvals.validateApprove(args),
-    description: 'Let a call that waits for approval run, optionally with edited arguments.',
-  });
-  setHandler(rejectUpdate, (args) => approvals.reject(args), {
-    validator: (args) => approvals.validateReject(args),
-    description: 'Refuse a call that waits for approval; the model sees the reason.',
-  });
-  setHandler(
-    sendUpdate,
-    (args) => {
-      queue.push(SendArgs.parse(args).text);
-      state.queuedMessages = queue.length;
-      return { queued: queue.length };
-    },
-    {
-      validator: (args) => validateSend(args, state, queue),
-      description: 'Give the run a user message; it reaches the model at the next turn boundary.',
-    },
-  );
-  setHandler(
-    endSessionUpdate,
-    () => {
-      ending = true;
-    },
-    {
-      validator: () => {
-        if (!input.session) throw new Error('This run is not a session: cancel it to stop it.');
-        if (state.result !== null) throw new Error('The session has already ended.');
-      },
-      description: 'End a session once it has answered (it ends at once when idle).',
-    },
-  );
+  const endSession = (): void => {
+    ending = true;
+  };
+  setMessageHandlers({ state, input, approvals, queue, endSession }, strict);
 
   const { describeWorker } = proxyActivities<KeelActivities>({
     startToCloseTimeout: '30s',
@@ -147,7 +121,9 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
   const model = input.model ?? profile.defaultModel;
   state.model = model;
   const budgets = resolveBudgets(input, profile.budgets);
-  const price = profile.prices?.[model];
+  // Own keys only: a model named `constructor` must not find Object's.
+  const price =
+    strict && profile.prices !== undefined ? ownValue(profile.prices, model) : profile.prices?.[model];
   if (budgets.maxCostUsd !== undefined && price === undefined) {
     throw invalidInput(
       `maxCostUsd: the worker has no price for model ${model}; add it to the worker's KEEL_MODEL_PRICES`,
@@ -419,22 +395,6 @@ export async function agentRun(rawInput: RunInputArgs, carried?: Carried): Promi
 /** Characters of the last text and answer carried across continue-as-new. */
 const CARRIED_TEXT_BYTES = 200_000;
 
-function validateSend(raw: unknown, state: RunState, queue: readonly string[]): void {
-  const parsed = SendArgs.safeParse(raw);
-  if (!parsed.success) throw new Error(`Invalid message:\n${formatIssues(parsed.error).join('\n')}`);
-  if (state.result !== null) {
-    throw new Error('The run has ended; start a new run (or a session, which stays open for messages).');
-  }
-  if (queue.length >= MAX_QUEUED_MESSAGES) {
-    throw new Error(`${MAX_QUEUED_MESSAGES} messages already wait for the next turn; send again after it.`);
-  }
-  if (jsonBytes(queue) + jsonBytes(parsed.data.text) > QUEUED_MESSAGES_BYTES_LIMIT) {
-    throw new Error(
-      `The messages waiting for the next turn would exceed ${QUEUED_MESSAGES_BYTES_LIMIT} bytes; send again after it.`,
-    );
-  }
-}
-
 function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Partial<RunBudgets> {
   const budgets: Partial<RunBudgets> = {};
   for (const key of ['maxTotalTokens', 'maxDurationSeconds', 'maxCostUsd'] as const) {
@@ -442,15 +402,6 @@ function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Part
     if (value !== undefined) budgets[key] = value;
   }
   return budgets;
-}
-
-/** A non-retryable failure ends the run at once; a plain Error would retry the workflow task forever. */
-function invalidInput(message: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: 'KeelError.InvalidInput',
-    message: `Invalid run input:\n${message}`,
-    nonRetryable: true,
-  });
 }
 
 /**
@@ -464,12 +415,6 @@ function rethrowIfCancelled(error: unknown, onCancelled: () => void): void {
   onCancelled();
   if (isCancellation(error)) throw error;
   throw new CancelledFailure('The run was cancelled', [], error instanceof Error ? error : undefined);
-}
-
-function parseInput(rawInput: unknown): RunInput {
-  const parsed = RunInput.safeParse(rawInput);
-  if (parsed.success) return parsed.data;
-  throw invalidInput(formatIssues(parsed.error).join('\n'));
 }
 
 function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
@@ -507,164 +452,6 @@ async function callModel(limits: RunLimits, request: ModelRequest): Promise<Mode
     summary: `model turn ${request.turn}`,
   });
   return activities.callModel(request);
-}
-
-/** What running one turn's calls needs from the loop. */
-interface ToolRound {
-  tools: ReadonlyMap<string, ToolInfo>;
-  input: RunInput;
-  limits: RunLimits;
-  state: RunState;
-  approvals: Approvals;
-  outOfTime(): boolean;
-  publish(attributes?: { status?: string } | false): void;
-}
-
-/**
- * Runs the calls in the order the model emitted them and returns one observation per call, in that
- * order. With parallel calls allowed, consecutive read-only calls run together. A call that needs
- * approval waits for a person's decision first.
- */
-async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promise<Observation[]> {
-  const { tools: byName, input, limits, state } = round;
-  const allowedTools = [...byName.keys()];
-  const run = async (call: ToolCall): Promise<Observation> => {
-    const override = input.toolTimeouts?.[call.name];
-    const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
-    const mode = approvalMode(call.name, byName, input);
-    const retry = {
-      // A tool attempt fails only when its worker is lost: once that is known, waiting helps nobody.
-      initialInterval: TOOL_FIRST_RETRY,
-      backoffCoefficient: 2,
-      maximumInterval: '30s',
-      maximumAttempts: TOOL_MAX_ATTEMPTS,
-    };
-    const startToCloseTimeout = `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s` as const;
-    // A fast read-only tool may run as a local activity: no task round trip, no heartbeats needed.
-    const activities =
-      byName.get(call.name)?.local === true && mode === 'never'
-        ? proxyLocalActivities<KeelActivities>({ startToCloseTimeout, retry, summary: toolCallSummary(call) })
-        : proxyActivities<KeelActivities>({
-            startToCloseTimeout,
-            heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
-            retry,
-            summary: toolCallSummary(call),
-          });
-    const execute = (toRun: ToolCall, approval?: ToolRequest['approval']) =>
-      activities.executeTool({
-        call: toRun,
-        allowedTools,
-        outputCharLimit: limits.observationCharLimit,
-        ...(override !== undefined ? { timeoutSeconds: override } : {}),
-        ...(approval !== undefined ? { approval } : {}),
-      });
-    let observation: Observation;
-    if (mode === 'never') {
-      observation = asObservation(await execute(call));
-    } else {
-      // The worker checks the arguments first (nobody is asked to approve a malformed call) and, for a
-      // conditional tool, whether these arguments need approval at all.
-      const checked = await execute(call, mode === 'always' ? 'require' : 'check');
-      observation = 'approvalRequired' in checked ? await decideAndRun(call, round, execute) : checked;
-    }
-    state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
-    recordObservation(state, call, observation);
-    return observation;
-  };
-  const observations: Observation[] = [];
-  for (let index = 0; index < calls.length;) {
-    const batch = [calls[index] as ToolCall];
-    const parallel = (call: ToolCall): boolean =>
-      input.parallelToolCalls && byName.get(call.name)?.readOnly === true;
-    if (parallel(batch[0] as ToolCall)) {
-      while (index + batch.length < calls.length && parallel(calls[index + batch.length] as ToolCall)) {
-        batch.push(calls[index + batch.length] as ToolCall);
-      }
-    }
-    observations.push(...(await Promise.all(batch.map(run))));
-    index += batch.length;
-  }
-  return observations;
-}
-
-function approvalMode(
-  name: string,
-  tools: ReadonlyMap<string, ToolInfo>,
-  input: RunInput,
-): 'never' | 'always' | 'conditional' {
-  if (input.approvalTools?.includes(name) === true) return 'always';
-  return tools.get(name)?.approval ?? 'never';
-}
-
-/** Waits for a person's decision on `call`, then runs it as approved or answers the refusal. */
-async function decideAndRun(
-  call: ToolCall,
-  round: ToolRound,
-  execute: (call: ToolCall, approval: 'granted') => Promise<Observation | ApprovalRequired>,
-): Promise<Observation> {
-  const { state, input, approvals } = round;
-  const argumentsPreview = preview(call.argumentsJson, APPROVAL_PREVIEW);
-  recordApproval(state, call, 'requested', argumentsPreview);
-  const timeout = input.approvalTimeoutSeconds;
-  const decision = await approvals.request(
-    { callId: call.callId, name: call.name, argumentsPreview, turn: state.turn },
-    (decided) => {
-      state.phase = 'awaiting_approval';
-      round.publish({ status: 'awaiting_approval' });
-      return timeout === undefined
-        ? condition(() => decided() || round.outOfTime()).then(() => true)
-        : condition(() => decided() || round.outOfTime(), `${timeout}s`);
-    },
-  );
-  if (state.pendingApprovals.length === 0) {
-    state.phase = 'acting';
-    round.publish({ status: 'running' });
-  }
-  if (decision === undefined) {
-    const message = round.outOfTime()
-      ? "The run's time budget ran out while this call waited for approval, so it was not run."
-      : `Nobody approved this call within ${timeout} seconds, so it was not run.`;
-    recordApproval(state, call, 'timed_out', message);
-    return { callId: call.callId, ok: false, error: 'approval_timeout', message };
-  }
-  if (!decision.approved) {
-    recordApproval(state, call, 'rejected', decision.reason ?? '');
-    return {
-      callId: call.callId,
-      ok: false,
-      error: 'rejected',
-      message:
-        `A person reviewed this call and rejected it, so it was not run.` +
-        (decision.reason !== undefined ? ` Their reason: ${decision.reason}` : ''),
-    };
-  }
-  const edited = decision.argumentsJson;
-  recordApproval(state, call, edited !== undefined ? 'edited' : 'approved', decision.note ?? '');
-  const approvedCall = edited !== undefined ? { ...call, argumentsJson: edited } : call;
-  const observation = asObservation(await execute(approvedCall, 'granted'));
-  if (edited === undefined) return observation;
-  const note =
-    `A person approved this call with edited arguments: ${decision.argumentsJson}` +
-    (decision.note !== undefined ? ` (${decision.note})` : '');
-  return observation.ok
-    ? { ...observation, output: `[${note}]\n${observation.output}` }
-    : { ...observation, message: `[${note}] ${observation.message}` };
-}
-
-const APPROVAL_PREVIEW = 500;
-
-/** Wait before a lost tool call's first retry. */
-const TOOL_FIRST_RETRY = '200ms';
-
-/** An `executeTool` answer that cannot ask for approval (none was asked about, or it was granted). */
-function asObservation(result: Observation | ApprovalRequired): Observation {
-  if (!('approvalRequired' in result)) return result;
-  return {
-    callId: result.callId,
-    ok: false,
-    error: 'tool_error',
-    message: 'The worker asked for approval of a call that needs none or was approved; it was not run.',
-  };
 }
 
 function notExecuted(call: ToolCall, reason: string | null): Observation {

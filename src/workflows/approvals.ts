@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatIssues } from '../contract/format-issues.js';
+import { invalidUpdate } from './failures.js';
 import { ApproveArgs, RejectArgs } from '../contract/run-messages.js';
 import type { ApprovalDecision } from '../contract/run-messages.js';
 import type { PendingApproval, RunState } from '../contract/run-state.js';
@@ -45,7 +46,7 @@ export class Approvals {
     if (args.arguments === undefined) return;
     const issues = this.checkArguments(pending.name, args.arguments);
     if (issues.length > 0) {
-      throw new Error(`The edited arguments for ${pending.name} are invalid:\n${issues.join('\n')}`);
+      throw invalidUpdate(`The edited arguments for ${pending.name} are invalid:\n${issues.join('\n')}`);
     }
   }
 
@@ -78,10 +79,10 @@ export class Approvals {
     if (pending !== undefined && !this.decisions.has(callId)) return pending;
     const decision = this.decisions.get(callId);
     if (decision !== undefined) {
-      throw new Error(`Call ${callId} was already ${decision.approved ? 'approved' : 'rejected'}`);
+      throw invalidUpdate(`Call ${callId} was already ${decision.approved ? 'approved' : 'rejected'}`);
     }
     const waiting = this.state.pendingApprovals.map((call) => `${call.callId} (${call.name})`);
-    throw new Error(
+    throw invalidUpdate(
       `No call ${callId} waits for approval; ${waiting.length > 0 ? `waiting: ${waiting.join(', ')}` : 'none does now'}`,
     );
   }
@@ -103,6 +104,6 @@ export class Approvals {
 
 function parse<T>(schema: z.ZodType<T>, raw: unknown): T {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new Error(`Invalid update:\n${formatIssues(parsed.error).join('\n')}`);
+  if (!parsed.success) throw invalidUpdate(`Invalid update:\n${formatIssues(parsed.error).join('\n')}`);
   return parsed.data;
 }

@@ -1,41 +1,47 @@
-import type { ModelInput } from '../contract/model-request.js';
-import type { RunEvent } from '../contract/run-state.js';
-import type { Usage } from '../contract/usage.js';
-import type { ConversationSnapshot } from './conversation.js';
+import { z } from 'zod';
+import { ObservationsInput } from '../contract/model-request.js';
+import { RunEvent } from '../contract/run-state.js';
+import { Usage } from '../contract/usage.js';
+import { ConversationSnapshot } from './conversation.js';
 
 /**
  * What the next model turn sends, before it is turned into a request: `idle` means a session waits
  * for a message. Stateless runs keep the content in their conversation instead.
  */
-export type NextInput =
-  | { kind: 'task' }
-  | Extract<ModelInput, { kind: 'observations' }>
-  | { kind: 'messages'; previousResponseId: string | null }
-  | { kind: 'idle' };
+export const NextInput = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('task') }),
+  ObservationsInput,
+  z.object({ kind: z.literal('messages'), previousResponseId: z.string().nullable() }),
+  z.object({ kind: z.literal('idle') }),
+]);
+export type NextInput = z.infer<typeof NextInput>;
 
 /**
  * Everything a run hands to the next workflow execution when it continues as new, at a turn
  * boundary. The run input travels beside it unchanged (budgets and the approvals policy are in it),
  * so the run is the same run: same workflow id, same totals, same place in the conversation.
+ * Parsed, not trusted, when an execution starts: fields a newer worker adds are dropped. A field
+ * added later must be optional, since executions of running workflows carry state without it.
  */
-export interface Carried {
-  turn: number;
-  toolCalls: number;
-  usage: Usage;
-  usageByTurn: Usage[];
-  lastResponseId: string | null;
-  lastText: string;
-  lastAnswer: string | null;
-  answers: number;
-  events: RunEvent[];
-  continuedAsNew: number;
+export const Carried = z.object({
+  turn: z.number().int().nonnegative(),
+  toolCalls: z.number().int().nonnegative(),
+  usage: Usage,
+  usageByTurn: z.array(Usage),
+  lastResponseId: z.string().nullable(),
+  lastText: z.string(),
+  lastAnswer: z.string().nullable(),
+  answers: z.number().int().nonnegative(),
+  events: z.array(RunEvent),
+  continuedAsNew: z.number().int().nonnegative(),
   /** Epoch milliseconds when the first execution started: the time budget counts from it. */
-  startedAtMs: number;
-  next: NextInput;
+  startedAtMs: z.number(),
+  next: NextInput,
   /** Messages sent but not yet delivered. */
-  queue: string[];
+  queue: z.array(z.string()),
   /** A stateless run's conversation, compacted. */
-  conversation?: ConversationSnapshot;
+  conversation: ConversationSnapshot.optional(),
   /** An endSession update arrived. */
-  ending: boolean;
-}
+  ending: z.boolean(),
+});
+export type Carried = z.infer<typeof Carried>;

@@ -1,16 +1,18 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { ConversationItem } from '../contract/model-request.js';
+import { z } from 'zod';
+import { ConversationItem } from '../contract/model-request.js';
 import type { Observation } from '../contract/observation.js';
 import { observationText } from '../contract/observation.js';
 import { jsonBytes } from '../contract/payload.js';
 
 /** What a stateless conversation carries across continue-as-new. */
-export interface ConversationSnapshot {
+export const ConversationSnapshot = z.object({
   /** Items by turn: the first group holds the task; each later one a turn's output, results and messages. */
-  groups: ConversationItem[][];
+  groups: z.array(z.array(ConversationItem)),
   /** Turns dropped from the front to keep the conversation within its size. */
-  omittedTurns: number;
-}
+  omittedTurns: z.number().int().nonnegative(),
+});
+export type ConversationSnapshot = z.infer<typeof ConversationSnapshot>;
 
 /**
  * The conversation of a stateless run (`store: false`): every item the model needs, kept in the

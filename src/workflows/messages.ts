@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ApprovalDecision,
   ApproveArgs,
@@ -22,3 +22,15 @@ export const sendUpdate = defineUpdate<SendReceipt, [SendArgs]>('send');
 
 /** Ends a session gracefully once it is idle (or after the current turn's answer). */
 export const endSessionUpdate = defineUpdate<void, []>('endSession');
+
+/** {@link approveUpdate} as a signal, for clients without updates: a refusal is recorded in the state. */
+export const approveSignal = defineSignal<[ApproveArgs]>('approve');
+
+/** {@link rejectUpdate} as a signal, for clients without updates. */
+export const rejectSignal = defineSignal<[RejectArgs]>('reject');
+
+/** {@link sendUpdate} as a signal, for clients without updates. */
+export const sendSignal = defineSignal<[SendArgs]>('send');
+
+/** {@link endSessionUpdate} as a signal, for clients without updates. */
+export const endSessionSignal = defineSignal<[]>('endSession');

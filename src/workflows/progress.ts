@@ -74,6 +74,16 @@ export function recordApproval(
   });
 }
 
+/** Records a signal the run refused, so it does not vanish: the sender finds the reason in the state. */
+export function recordRefusal(state: RunState, signal: string, reason: string): void {
+  append(state, {
+    kind: 'refused',
+    turn: state.turn,
+    signal: preview(signal, 100),
+    reason: preview(reason, 500),
+  });
+}
+
 /**
  * What the Temporal UI shows as the run's current details (markdown): phase, turn, the last tool
  * call and its outcome, tokens. Built from the state only, so it is deterministic.
@@ -85,6 +95,11 @@ export function currentDetails(state: RunState): string {
   const lastCall = [...state.events].reverse().find((event) => event.kind === 'observation');
   if (lastCall?.kind === 'observation') {
     lines.push(`Last tool: \`${lastCall.name}\` → ${lastCall.ok ? 'ok' : (lastCall.error ?? 'error')}`);
+  }
+  const lastRefused = [...state.events].reverse().find((event) => event.kind === 'refused');
+  // Only while it is news: the state keeps every refusal, the details the one of this turn.
+  if (lastRefused?.kind === 'refused' && lastRefused.turn === state.turn) {
+    lines.push(`Last refused signal: \`${lastRefused.signal}\` (${lastRefused.reason})`);
   }
   for (const pending of state.pendingApprovals) {
     lines.push(

@@ -179,6 +179,36 @@ export const recordedScenarios: RecordedScenario[] = [
     },
   },
   {
+    name: 'signals-delivered-and-refused',
+    input: { task: 'Say hello', session: true, idleTimeoutSeconds: 600 },
+    steps: [reply.text('Hello!'), reply.text('A plan.')],
+    tools: () => ({ tools: [echoTool] }),
+    interact: async (keel, runId) => {
+      const handle = keel.temporal.workflow.getHandle(runId);
+      await waitForState(keel, runId, (state) => state.phase === 'idle');
+      await handle.signal('send', { text: '   ' });
+      await handle.signal('sned', { text: 'a typo' });
+      await handle.signal('send', { text: 'Make a plan.' });
+      await waitForState(keel, runId, (state) => state.phase === 'idle' && state.answers === 2);
+      await handle.signal('endSession');
+    },
+  },
+  {
+    name: 'approval-by-signal',
+    input: { task: 'Deploy the api' },
+    steps: [
+      reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 2 } }),
+      reply.text('Deployed.'),
+    ],
+    tools: () => ({ tools: [deployTool().tool] }),
+    interact: async (keel, runId) => {
+      const handle = keel.temporal.workflow.getHandle(runId);
+      await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
+      await handle.signal('approve', { callId: 'call_9_9' });
+      await handle.signal('approve', { callId: 'call_1_1' });
+    },
+  },
+  {
     name: 'budgets-max-tokens',
     input: { task: 'Spend', maxTotalTokens: 150, maxDurationSeconds: 600 },
     steps: [

@@ -223,6 +223,66 @@ describe('agentRun through the temporal CLI', () => {
     });
   });
 
+  it('fails a run started with two --input flags at once, and a cancel is not needed to end it', async () => {
+    await withCliScenario([], async ({ taskQueue }) => {
+      const workflowId = `two-inputs-${randomUUID()}`;
+      await startWithCli(workflowId, taskQueue, { task: 'x' }, ['--input', JSON.stringify({ task: 'y' })]);
+      const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
+      const printed = JSON.parse(output.stdout) as {
+        status: string;
+        closeEvent: {
+          workflowExecutionFailedEventAttributes: {
+            failure: { message: string; applicationFailureInfo: { type: string; nonRetryable: boolean } };
+          };
+        };
+      };
+      expect(printed.status).toBe('FAILED');
+      const failure = printed.closeEvent.workflowExecutionFailedEventAttributes.failure;
+      expect(failure.applicationFailureInfo).toEqual({ type: 'KeelError.InvalidInput', nonRetryable: true });
+      expect(failure.message).toContain('one `--input` for `temporal workflow start`');
+      const history = JSON.parse(
+        (await temporalOk(['workflow', 'show', '--workflow-id', workflowId, '--output', 'json'])).stdout,
+      ) as { events: Array<{ eventType: string }> };
+      expect(history.events.map((event) => event.eventType)).not.toContain('EVENT_TYPE_WORKFLOW_TASK_FAILED');
+    });
+  });
+
+  it('takes a message sent with `temporal workflow signal --name send`, and records an unknown signal as refused', async () => {
+    await withCliScenario(
+      [reply.text('First answer.'), reply.text('Second answer.')],
+      async ({ taskQueue, model }) => {
+        const workflowId = `signal-${randomUUID()}`;
+        await startWithCli(workflowId, taskQueue, { task: 'Answer, then wait.', session: true });
+        const signal = (name: string, input: unknown) =>
+          temporalOk([
+            'workflow',
+            'signal',
+            '--workflow-id',
+            workflowId,
+            '--name',
+            name,
+            '--input',
+            JSON.stringify(input),
+          ]);
+        await signal('sned', { text: 'a typo in the name' });
+        await signal('send', { text: 'And a follow-up.' });
+        await model.waitForRequests(2);
+        expect(model.requests[1]?.body.input).toEqual([
+          { type: 'message', role: 'user', content: 'And a follow-up.' },
+        ]);
+        const query = ['workflow', 'query', '--workflow-id', workflowId, '--type', 'state'];
+        const state = decodeRawQueryResult(
+          await temporalJson([...query, '--no-json-shorthand-payloads']),
+        ) as { events: Array<{ kind: string; signal?: string }> };
+        expect(state.events.filter((event) => event.kind === 'refused')).toMatchObject([{ signal: 'sned' }]);
+        expect(schemaErrors('run-state.schema.json', state)).toEqual([]);
+        await signal('endSession', null);
+        const finished = await temporalJson(['workflow', 'result', '--workflow-id', workflowId]);
+        expect(finished).toMatchObject({ status: 'COMPLETED' });
+      },
+    );
+  });
+
   it('answers a retried start with the same business key with the first run, running or finished', async () => {
     const answer = deferred();
     await withCliScenario([reply.held(reply.text('Done once.'), answer.promise)], async ({ taskQueue }) => {

@@ -1,0 +1,176 @@
+import { condition, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { KeelActivities } from '../activities/create-activities.js';
+import {
+  DEFAULT_TOOL_TIMEOUT_SECONDS,
+  TOOL_ACTIVITY_GRACE_SECONDS,
+  TOOL_MAX_ATTEMPTS,
+} from '../contract/defaults.js';
+import type { Observation } from '../contract/observation.js';
+import type { RunInput, RunLimits } from '../contract/run-input.js';
+import type { RunState } from '../contract/run-state.js';
+import type { ToolCall } from '../contract/tool-call.js';
+import type { ToolInfo } from '../contract/tool-info.js';
+import type { ApprovalRequired, ToolRequest } from '../contract/tool-request.js';
+import type { Approvals } from './approvals.js';
+import { ownValue } from './own-value.js';
+import { preview, recordApproval, recordObservation } from './progress.js';
+import { toolCallSummary } from './tool-summary.js';
+
+/** What running one turn's calls needs from the loop. */
+export interface ToolRound {
+  tools: ReadonlyMap<string, ToolInfo>;
+  input: RunInput;
+  limits: RunLimits;
+  state: RunState;
+  approvals: Approvals;
+  outOfTime(): boolean;
+  publish(attributes?: { status?: string } | false): void;
+}
+
+/**
+ * Runs the calls in the order the model emitted them and returns one observation per call, in that
+ * order. With parallel calls allowed, consecutive read-only calls run together. A call that needs
+ * approval waits for a person's decision first.
+ */
+export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promise<Observation[]> {
+  const { tools: byName, input, limits, state } = round;
+  const allowedTools = [...byName.keys()];
+  const run = async (call: ToolCall): Promise<Observation> => {
+    // The model names the call: `toString` must not find a timeout on Object's prototype.
+    const override = input.toolTimeouts === undefined ? undefined : ownValue(input.toolTimeouts, call.name);
+    const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
+    const mode = approvalMode(call.name, byName, input);
+    const retry = {
+      // A tool attempt fails only when its worker is lost: once that is known, waiting helps nobody.
+      initialInterval: TOOL_FIRST_RETRY,
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      maximumAttempts: TOOL_MAX_ATTEMPTS,
+    };
+    const startToCloseTimeout = `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s` as const;
+    // A fast read-only tool may run as a local activity: no task round trip, no heartbeats needed.
+    const activities =
+      byName.get(call.name)?.local === true && mode === 'never'
+        ? proxyLocalActivities<KeelActivities>({ startToCloseTimeout, retry, summary: toolCallSummary(call) })
+        : proxyActivities<KeelActivities>({
+            startToCloseTimeout,
+            heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
+            retry,
+            summary: toolCallSummary(call),
+          });
+    const execute = (toRun: ToolCall, approval?: ToolRequest['approval']) =>
+      activities.executeTool({
+        call: toRun,
+        allowedTools,
+        outputCharLimit: limits.observationCharLimit,
+        ...(override !== undefined ? { timeoutSeconds: override } : {}),
+        ...(approval !== undefined ? { approval } : {}),
+      });
+    let observation: Observation;
+    if (mode === 'never') {
+      observation = asObservation(await execute(call));
+    } else {
+      // The worker checks the arguments first (nobody is asked to approve a malformed call) and, for a
+      // conditional tool, whether these arguments need approval at all.
+      const checked = await execute(call, mode === 'always' ? 'require' : 'check');
+      observation = 'approvalRequired' in checked ? await decideAndRun(call, round, execute) : checked;
+    }
+    state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
+    recordObservation(state, call, observation);
+    return observation;
+  };
+  const observations: Observation[] = [];
+  for (let index = 0; index < calls.length;) {
+    const batch = [calls[index] as ToolCall];
+    const parallel = (call: ToolCall): boolean =>
+      input.parallelToolCalls && byName.get(call.name)?.readOnly === true;
+    if (parallel(batch[0] as ToolCall)) {
+      while (index + batch.length < calls.length && parallel(calls[index + batch.length] as ToolCall)) {
+        batch.push(calls[index + batch.length] as ToolCall);
+      }
+    }
+    observations.push(...(await Promise.all(batch.map(run))));
+    index += batch.length;
+  }
+  return observations;
+}
+
+function approvalMode(
+  name: string,
+  tools: ReadonlyMap<string, ToolInfo>,
+  input: RunInput,
+): 'never' | 'always' | 'conditional' {
+  if (input.approvalTools?.includes(name) === true) return 'always';
+  return tools.get(name)?.approval ?? 'never';
+}
+
+/** Waits for a person's decision on `call`, then runs it as approved or answers the refusal. */
+async function decideAndRun(
+  call: ToolCall,
+  round: ToolRound,
+  execute: (call: ToolCall, approval: 'granted') => Promise<Observation | ApprovalRequired>,
+): Promise<Observation> {
+  const { state, input, approvals } = round;
+  const argumentsPreview = preview(call.argumentsJson, APPROVAL_PREVIEW);
+  recordApproval(state, call, 'requested', argumentsPreview);
+  const timeout = input.approvalTimeoutSeconds;
+  const decision = await approvals.request(
+    { callId: call.callId, name: call.name, argumentsPreview, turn: state.turn },
+    (decided) => {
+      state.phase = 'awaiting_approval';
+      round.publish({ status: 'awaiting_approval' });
+      return timeout === undefined
+        ? condition(() => decided() || round.outOfTime()).then(() => true)
+        : condition(() => decided() || round.outOfTime(), `${timeout}s`);
+    },
+  );
+  if (state.pendingApprovals.length === 0) {
+    state.phase = 'acting';
+    round.publish({ status: 'running' });
+  }
+  if (decision === undefined) {
+    const message = round.outOfTime()
+      ? "The run's time budget ran out while this call waited for approval, so it was not run."
+      : `Nobody approved this call within ${timeout} seconds, so it was not run.`;
+    recordApproval(state, call, 'timed_out', message);
+    return { callId: call.callId, ok: false, error: 'approval_timeout', message };
+  }
+  if (!decision.approved) {
+    recordApproval(state, call, 'rejected', decision.reason ?? '');
+    return {
+      callId: call.callId,
+      ok: false,
+      error: 'rejected',
+      message:
+        `A person reviewed this call and rejected it, so it was not run.` +
+        (decision.reason !== undefined ? ` Their reason: ${decision.reason}` : ''),
+    };
+  }
+  const edited = decision.argumentsJson;
+  recordApproval(state, call, edited !== undefined ? 'edited' : 'approved', decision.note ?? '');
+  const approvedCall = edited !== undefined ? { ...call, argumentsJson: edited } : call;
+  const observation = asObservation(await execute(approvedCall, 'granted'));
+  if (edited === undefined) return observation;
+  const note =
+    `A person approved this call with edited arguments: ${decision.argumentsJson}` +
+    (decision.note !== undefined ? ` (${decision.note})` : '');
+  return observation.ok
+    ? { ...observation, output: `[${note}]\n${observation.output}` }
+    : { ...observation, message: `[${note}] ${observation.message}` };
+}
+
+const APPROVAL_PREVIEW = 500;
+
+/** Wait before a lost tool call's first retry. */
+const TOOL_FIRST_RETRY = '200ms';
+
+/** An `executeTool` answer that cannot ask for approval (none was asked about, or it was granted). */
+function asObservation(result: Observation | ApprovalRequired): Observation {
+  if (!('approvalRequired' in result)) return result;
+  return {
+    callId: result.callId,
+    ok: false,
+    error: 'tool_error',
+    message: 'The worker asked for approval of a call that needs none or was approved; it was not run.',
+  };
+}
