@@ -4,13 +4,21 @@ import type { SandboxMount } from './sandbox-mounts.js';
 export const CWD_REFERENCE = '/run/keel-cwd';
 /**
  * The launcher reports here before the program starts: `r` when it runs it, `c` when the cwd moved,
- * `f<n>` when descriptor n, inherited from the worker, could not be closed.
+ * `p<path>` when a protected path is not the entry bound read-only there, `f<n>` when descriptor n,
+ * inherited from the worker, could not be closed.
  */
 export const STATUS_FD = 3;
 /** bubblewrap writes its JSON information (the sandbox's init pid and namespaces) here. */
 export const INFO_FD = 4;
 /** The held working directory, which bubblewrap binds at {@link CWD_REFERENCE}. */
 export const CWD_FD = 5;
+/**
+ * The protected workspace entries, held open, as descriptors from here up to 9: the launcher closes
+ * 4 to 9 before the program starts, and no shell can close one above 9.
+ */
+export const PROTECTED_FD = 6;
+/** How many protected entries one sandbox can bind read-only. */
+export const MAX_PROTECTED = 10 - PROTECTED_FD;
 /** The exit code of a launcher that refused to run the program. */
 export const LAUNCHER_REFUSED = 125;
 
@@ -22,12 +30,19 @@ export const LAUNCHER_REFUSED = 125;
  *
  * It then closes every descriptor but stdin, stdout and stderr: bubblewrap passes on all it was
  * given, and one that names a directory, file or socket of the host leads out of the sandbox
- * (`/proc/self/fd/5/..` is the host's parent of the cwd). Ours are 3 to 5; others come from whatever
+ * (`/proc/self/fd/5/..` is the host's parent of the cwd). Ours are 3 to 9; others come from whatever
  * started the worker, without close-on-exec. The shell closes 3 to 9; above that it cannot, so a
  * pipe or a character device (a supervisor's pipe, a terminal) is left and anything else refused.
  */
 const LAUNCHER = [
   `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
+  // Each protected path must be where its read-only bind went, through no link: a path swapped for a
+  // link while bubblewrap resolved it could have put that bind elsewhere.
+  `n=$1; shift`,
+  'while [ "$n" -gt 0 ]; do p=$1; d=${p%/*}; d=${d:-/}; shift; n=$((n - 1))',
+  '  [ -e "$p" ] && [ ! -L "$p" ] && [ "$(cd -P -- "$d" && pwd -P)" = "$d" ] ||',
+  `    { printf "p%s" "$p" >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
+  'done',
   'for f in /proc/self/fd/*; do n=${f##*/}; case $n in',
   `  0|1|2|${STATUS_FD}) ;;`,
   '  [4-9]) eval "exec $n<&-" ;;',
@@ -44,6 +59,11 @@ export interface SandboxPlan {
   root: string;
   /** The working directory's real path, inside `root`. */
   cwd: string;
+  /**
+   * Real paths inside `root`, bound read-only over it from descriptors {@link PROTECTED_FD} on, in
+   * this order; at most {@link MAX_PROTECTED}.
+   */
+  protected: readonly string[];
   /** A private empty directory unless it lies in the workspace. */
   home: string;
   network: boolean;
@@ -73,6 +93,11 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     if (mount.kind === 'operator') args.push('--ro-bind', mount.path, mount.path);
   // Last but the cwd: a workspace inside any of the above is still the workspace, read-write.
   args.push('--bind', plan.root, plan.root);
+  if (plan.protected.length > MAX_PROTECTED) throw new Error('More protected entries than descriptors');
+  // By descriptor, not path: bubblewrap checks that what it mounted is the held entry and stops
+  // otherwise, so a name swapped for a link to a host directory is never what is shown.
+  for (const [index, entry] of plan.protected.entries())
+    args.push('--ro-bind-fd', String(PROTECTED_FD + index), entry);
   args.push('--ro-bind', `/proc/self/fd/${CWD_FD}`, CWD_REFERENCE);
   args.push(
     '--chdir',
@@ -82,6 +107,8 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     '-c',
     LAUNCHER,
     'keel-launcher',
+    String(plan.protected.length),
+    ...plan.protected,
     plan.program,
     ...plan.args,
   );
