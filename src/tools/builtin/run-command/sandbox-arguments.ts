@@ -30,7 +30,7 @@ export const LAUNCHER_REFUSED = 125;
  *
  * It then closes every descriptor but stdin, stdout and stderr: bubblewrap passes on all it was
  * given, and one that names a directory, file or socket of the host leads out of the sandbox
- * (`/proc/self/fd/5/..` is the host's parent of the cwd). Ours are 3 to 9; others come from whatever
+ * (`/proc/self/fd/N/..` of a held directory is its parent on the host). Ours are 3 to 9; others come from whatever
  * started the worker, without close-on-exec. The shell closes 3 to 9; above that it cannot, so a
  * pipe or a character device (a supervisor's pipe, a terminal) is left and anything else refused.
  */
@@ -98,7 +98,9 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
   // otherwise, so a name swapped for a link to a host directory is never what is shown.
   for (const [index, entry] of plan.protected.entries())
     args.push('--ro-bind-fd', String(PROTECTED_FD + index), entry);
-  args.push('--ro-bind', `/proc/self/fd/${CWD_FD}`, CWD_REFERENCE);
+  // --ro-bind of /proc/self/fd/N would mount whatever the directory's path leads to by then;
+  // --ro-bind-fd checks that the mount is the held directory.
+  args.push('--ro-bind-fd', String(CWD_FD), CWD_REFERENCE);
   args.push(
     '--chdir',
     plan.cwd,
