@@ -72,7 +72,7 @@ function tooMany(names: readonly string[], limit: number): ToolError {
   );
 }
 
-/** Entry `name` of the held root, opened as the directory or regular file it is; undefined for anything else. */
+/** Entry `name` of the held root, opened as the directory or regular file it is; else undefined. */
 async function openRootEntry(
   workspace: Workspace,
   root: HeldDirectory,

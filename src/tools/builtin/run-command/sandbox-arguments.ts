@@ -30,9 +30,10 @@ export const LAUNCHER_REFUSED = 125;
  *
  * It then closes every descriptor but stdin, stdout and stderr: bubblewrap passes on all it was
  * given, and one that names a directory, file or socket of the host leads out of the sandbox
- * (`/proc/self/fd/N/..` of a held directory is its parent on the host). Ours are 3 to 9; others come from whatever
- * started the worker, without close-on-exec. The shell closes 3 to 9; above that it cannot, so a
- * pipe or a character device (a supervisor's pipe, a terminal) is left and anything else refused.
+ * (`/proc/self/fd/N/..` of a held directory is its parent on the host). Ours are 3 to 9; others
+ * come from whatever started the worker, without close-on-exec. The shell closes 3 to 9; above that
+ * it cannot, so a pipe or a character device (a supervisor's pipe, a terminal) is left and anything
+ * else refused.
  */
 const LAUNCHER = [
   `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
