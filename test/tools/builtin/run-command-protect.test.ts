@@ -100,6 +100,21 @@ describe('run_command protected paths', () => {
     expect(text(status)).toMatch(/^exit code: 0\n/);
   });
 
+  it('protects a workspace whose path has spaces, tabs and backslashes', async () => {
+    const odd = path.join(base, 'w s\tx\\y');
+    await mkdir(path.join(odd, '.git'), { recursive: true });
+    await writeFile(path.join(odd, '.git', 'config'), '[core]\n');
+    const workspace = await Workspace.open(odd);
+    const observation = await runCommandCall(
+      workspace,
+      { program: 'sh', args: ['-c', 'echo x >> .git/config; echo y > made.txt'] },
+      { allow: ['sh'] },
+    );
+    expect(text(observation)).toContain('Read-only file system');
+    expect(readFileSync(path.join(odd, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect(readFileSync(path.join(odd, 'made.txt'), 'utf8')).toBe('y\n');
+  });
+
   it('lets a command write .git when the operator does not protect it', async () => {
     expect(text(await sh('echo "# one" >> .git/config', []))).toMatch(/^exit code: 0\n/);
     expect(config()).toContain('# one');
@@ -156,6 +171,17 @@ describe('run_command protected paths', () => {
       await sh('echo ran > ran.txt; for d in .git .keel a b; do touch $d/x; done', protect.slice(0, 4)),
     );
     expect(four.match(/Read-only file system/g)).toHaveLength(4);
+    expect(readFileSync(path.join(root, 'ran.txt'), 'utf8')).toBe('ran\n');
+    // The git directory a .git file names counts too.
+    await rm(path.join(root, '.git'), { recursive: true });
+    await mkdir(path.join(root, 'repo.git'));
+    await writeFile(path.join(root, '.git'), 'gitdir: repo.git\n');
+    expect(outcome(await sh('echo again > ran.txt', protect.slice(0, 4)))).toEqual({
+      ok: false,
+      text: expect.stringContaining(
+        'the workspace holds 5 protected entries (".git", ".keel", "a", "b", "repo.git")',
+      ) as string,
+    });
     expect(readFileSync(path.join(root, 'ran.txt'), 'utf8')).toBe('ran\n');
   });
 

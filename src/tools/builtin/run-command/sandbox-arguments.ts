@@ -4,7 +4,7 @@ import type { SandboxMount } from './sandbox-mounts.js';
 export const CWD_REFERENCE = '/run/keel-cwd';
 /**
  * The launcher reports here before the program starts: `r` when it runs it, `c` when the cwd moved,
- * `p<path>` when a protected path is not the entry bound read-only there, `f<n>` when descriptor n,
+ * `p<path>` when a protected path is not the held entry, bound read-only there, `f<n>` when descriptor n,
  * inherited from the worker, could not be closed.
  */
 export const STATUS_FD = 3;
@@ -37,12 +37,16 @@ export const LAUNCHER_REFUSED = 125;
  */
 const LAUNCHER = [
   `[ . -ef ${CWD_REFERENCE} ] || { printf c >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
-  // Each protected path must be where its read-only bind went, through no link: a path swapped for a
-  // link while bubblewrap resolved it could have put that bind elsewhere.
-  `n=$1; shift`,
-  'while [ "$n" -gt 0 ]; do p=$1; d=${p%/*}; d=${d:-/}; shift; n=$((n - 1))',
-  '  [ -e "$p" ] && [ ! -L "$p" ] && [ "$(cd -P -- "$d" && pwd -P)" = "$d" ] ||',
+  // bubblewrap resolves a bind's source and target by path, so a name swapped for a link and back
+  // while it starts can put a host directory anywhere it leads. Each protected path must be, through
+  // no link, a mount point showing the held entry: then that bind went there, from there.
+  `i=${PROTECTED_FD}; n=$1; shift`,
+  'while [ "$n" -gt 0 ]; do p=$1; e=$2; d=${p%/*}; d=${d:-/}; shift 2; n=$((n - 1)); m=',
+  '  while read -r _ _ _ _ point _; do [ "$point" = "$e" ] && m=1; done < /proc/self/mountinfo',
+  '  [ -n "$m" ] && [ ! -L "$p" ] && [ "$p" -ef /proc/self/fd/$i ] &&',
+  '    [ "$(cd -P -- "$d" && pwd -P)" = "$d" ] ||',
   `    { printf "p%s" "$p" >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; }`,
+  '  i=$((i + 1))',
   'done',
   'for f in /proc/self/fd/*; do n=${f##*/}; case $n in',
   `  0|1|2|${STATUS_FD}) ;;`,
@@ -95,10 +99,10 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
   // Last but the cwd: a workspace inside any of the above is still the workspace, read-write.
   args.push('--bind', plan.root, plan.root);
   if (plan.protected.length > MAX_PROTECTED) throw new Error('More protected entries than descriptors');
-  // By descriptor, not path: bubblewrap checks that what it mounted is the held entry and stops
-  // otherwise, so a name swapped for a link to a host directory is never what is shown.
+  // From the held descriptor, which stays open for the launcher to check what was mounted (with
+  // --ro-bind-fd bubblewrap would close it, and its own check misses a link swapped back).
   for (const [index, entry] of plan.protected.entries())
-    args.push('--ro-bind-fd', String(PROTECTED_FD + index), entry);
+    args.push('--ro-bind', `/proc/self/fd/${PROTECTED_FD + index}`, entry);
   // --ro-bind of /proc/self/fd/N would mount whatever the directory's path leads to by then;
   // --ro-bind-fd checks that the mount is the held directory.
   args.push('--ro-bind-fd', String(CWD_FD), CWD_REFERENCE);
@@ -111,9 +115,17 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     LAUNCHER,
     'keel-launcher',
     String(plan.protected.length),
-    ...plan.protected,
+    ...plan.protected.flatMap((entry) => [entry, mountInfoPath(entry)]),
     plan.program,
     ...plan.args,
   );
   return args;
+}
+
+/** A path as /proc/self/mountinfo shows it: space, tab, newline and backslash in octal escapes. */
+function mountInfoPath(entry: string): string {
+  return entry.replace(
+    /[ \t\n\\]/g,
+    (character) => `\\${character.charCodeAt(0).toString(8).padStart(3, '0')}`,
+  );
 }
