@@ -6,7 +6,15 @@ import type { Command } from './command.js';
 import { report } from './report.js';
 import { runProcess } from './run-process.js';
 import type { Halt } from './run-process.js';
-import { INFO_FD, LAUNCHER_REFUSED, sandboxArguments, STATUS_FD } from './sandbox-arguments.js';
+import { openProtectedEntries } from './protected-entries.js';
+import type { ProtectedEntry } from './protected-entries.js';
+import {
+  INFO_FD,
+  LAUNCHER_REFUSED,
+  MAX_PROTECTED,
+  sandboxArguments,
+  STATUS_FD,
+} from './sandbox-arguments.js';
 import type { SandboxMount } from './sandbox-mounts.js';
 import { parseSandboxInfo, sandboxGone, stopSandbox } from './sandbox-processes.js';
 import type { SandboxHandle } from './sandbox-processes.js';
@@ -25,9 +33,10 @@ export const SANDBOX_HOME = '/home/keel';
 
 /**
  * Runs a command in a bubblewrap sandbox: its own user, pid, mount, ipc, uts and network namespaces,
- * the workspace read-write, system directories read-only, a private /tmp and HOME, and nothing else
- * of the host. When the command's first process ends, or the call is stopped, every process in the
- * sandbox is killed; a command cannot leave one behind, nor survive the worker.
+ * the workspace read-write but for its protected entries (`.git`, `.keel`), which are read-only,
+ * system directories read-only, a private /tmp and HOME, and nothing else of the host. When the
+ * command's first process ends, or the call is stopped, every process in the sandbox is killed; a
+ * command cannot leave one behind, nor survive the worker.
  */
 export async function runSandboxed(
   command: Command,
@@ -35,11 +44,28 @@ export async function runSandboxed(
   context: ToolContext,
   charLimit: number,
 ): Promise<string> {
+  const entries = await openProtectedEntries(context.workspace, MAX_PROTECTED);
+  try {
+    return await runWithProtected(command, settings, context, charLimit, entries);
+  } finally {
+    await Promise.all(entries.map((entry) => entry.handle.close()));
+  }
+}
+
+/** {@link runSandboxed} with the protected entries held open. */
+async function runWithProtected(
+  command: Command,
+  settings: SandboxSettings,
+  context: ToolContext,
+  charLimit: number,
+  entries: readonly ProtectedEntry[],
+): Promise<string> {
   const home = command.home ?? SANDBOX_HOME;
   const args = sandboxArguments({
     mounts: settings.mounts,
     root: command.root,
     cwd: command.cwd.path,
+    protected: entries.map((entry) => entry.path),
     home,
     network: settings.network,
     program: command.program,
@@ -57,8 +83,8 @@ export async function runSandboxed(
       stdin: command.stdin,
       seconds: command.seconds,
       detached: true, // Its own session: a Ctrl-C meant for the worker does not cut the command short.
-      // Descriptors STATUS_FD, INFO_FD and CWD_FD, in that order.
-      extraStdio: ['pipe', 'pipe', command.cwd.handle.fd],
+      // Descriptors STATUS_FD, INFO_FD, CWD_FD, then PROTECTED_FD on, in that order.
+      extraStdio: ['pipe', 'pipe', command.cwd.handle.fd, ...entries.map((entry) => entry.handle.fd)],
       name: command.program,
       closeWaitMs: SANDBOX_CLOSE_WAIT_MS,
     },
@@ -74,6 +100,13 @@ export async function runSandboxed(
   if (launcherStatus === 'c' && outcome.status.code === LAUNCHER_REFUSED) {
     throw new ToolError(
       `cwd ${command.cwd.path} changed while the command was starting (it was replaced or moved); nothing ran`,
+    );
+  }
+  const changed = /^p([\s\S]+)$/.exec(launcherStatus)?.[1];
+  if (changed !== undefined && outcome.status.code === LAUNCHER_REFUSED) {
+    throw new ToolError(
+      `protected path ${JSON.stringify(context.workspace.relative(changed))} changed while the command was ` +
+        'starting (it was replaced or moved); nothing ran',
     );
   }
   const descriptor = /^f(\d+)$/.exec(launcherStatus)?.[1];
