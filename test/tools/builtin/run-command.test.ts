@@ -8,13 +8,14 @@ import { createSanitizer } from '../../../src/safety/sanitize.js';
 import { createRunCommandTool } from '../../../src/tools/builtin/run-command.js';
 import type { RunCommandOptions } from '../../../src/tools/builtin/run-command.js';
 import { ToolDefinitionError } from '../../../src/tools/define-tool.js';
-import type { Tool, ToolContext } from '../../../src/tools/define-tool.js';
+import type { Tool } from '../../../src/tools/define-tool.js';
 import { executeToolCall } from '../../../src/tools/executor.js';
 import { MemoryIdempotencyStore } from '../../../src/tools/idempotency.js';
 import type { IdempotencyStore } from '../../../src/tools/idempotency.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
 import { Workspace } from '../../../src/tools/workspace.js';
 import { silentLogger } from '../../support/loggers.js';
+import { directContext } from '../../support/run-command-call.js';
 import { processesWith, sleepMarker } from '../../support/run-command-processes.js';
 
 /**
@@ -75,17 +76,6 @@ function output(observation: Observation): string {
 function refusal(observation: Observation): string {
   expect(observation).toMatchObject({ ok: false, error: 'tool_error' });
   return observation.ok ? '' : observation.message;
-}
-
-function context(signal: AbortSignal, heartbeat: (details?: unknown) => void = () => undefined): ToolContext {
-  return {
-    signal,
-    workspace,
-    callId: 'call_1',
-    idempotencyKey: 'run:call_1',
-    heartbeat,
-    once: (_step, effect) => Promise.resolve(effect()),
-  };
 }
 
 /**
@@ -239,7 +229,7 @@ describe('run_command', () => {
     const beats: unknown[] = [];
     const text = (await tool.execute(
       { program: 'sh', args: ['-c', stubborn(marker)], cwd: '.' },
-      context(controller.signal, (details) => {
+      directContext(workspace, controller.signal, (details) => {
         beats.push(details);
         // The line is one write: once any stdout arrived, all three processes exist.
         if ((details as { stdoutBytes: number }).stdoutBytes > 0) controller.abort();
@@ -352,7 +342,7 @@ describe('run_command without a sandbox (KEEL_RUN_COMMAND_SANDBOX=off)', () => {
     const controller = new AbortController();
     const text = (await tool.execute(
       { program: 'sh', args: ['-c', STUBBORN_PIDS], cwd: '.' },
-      context(controller.signal, (details) => {
+      directContext(workspace, controller.signal, (details) => {
         if ((details as { stdoutBytes: number }).stdoutBytes > 0) controller.abort();
       }),
     )) as string;
