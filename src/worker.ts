@@ -217,6 +217,8 @@ export interface RunWorkerOptions {
   target?: ClientConnectConfig;
   /** The local server's data directory, when the CLI runs that server (see {@link KeelWorkerOptions}). */
   dataDirectory?: string;
+  /** Extra `Worker.create` options on top of the configured ones (tests limit concurrency with it). */
+  workerOptions?: Partial<WorkerOptions>;
 }
 
 /**
@@ -260,6 +262,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       workerOptions: {
         shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
         maxHeartbeatThrottleInterval: `${config.heartbeatIntervalSeconds}s`,
+        ...options.workerOptions,
       },
     });
     console.log(

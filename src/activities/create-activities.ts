@@ -25,6 +25,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
+import { runIsGone } from './run-is-gone.js';
 
 /** What the activities need; tests pass their own (a loopback model server, a temporary workspace). */
 export interface ActivityDependencies {
@@ -127,7 +128,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       } catch (error) {
         if (error instanceof ApplicationFailure) throw error;
         if (signal.aborted) {
-          if (responseId !== undefined && runIsGone(context))
+          if (responseId !== undefined && (await runIsGone(context, logger())))
             await cancelRemote(openai, responseId, logger());
           throw signal.reason;
         }
@@ -209,15 +210,6 @@ function checkTurnSize(turn: ModelTurn, request: ModelRequest): ModelTurn {
 /** What a model turn records in its heartbeat: the background response to re-attach to after a crash. */
 interface ModelHeartbeat {
   responseId: string;
-}
-
-/**
- * Whether the run no longer wants this turn (cancelled, or the workflow is gone). A worker shutdown or
- * a timed-out attempt is different: the next attempt re-attaches to the response, so it must live on.
- */
-function runIsGone(context: Context): boolean {
-  const details = context.cancellationDetails;
-  return details?.cancelRequested === true || details?.notFound === true;
 }
 
 /** Cancels a background response on the server, so a cancelled run stops paying for it. Best effort. */

@@ -22,6 +22,11 @@ export interface WorkerProcessOptions {
   bundlePath: string;
   modelMode?: 'background' | 'foreground';
   shutdownGraceSeconds?: number;
+  /**
+   * Activities the worker runs at once. A worker whose slots are all busy does not poll for more, so a
+   * frozen worker with one slot cannot swallow the retries of the activity it holds.
+   */
+  maxConcurrentActivities?: number;
 }
 
 /** A worker running in a child process, which a test can kill, stop and listen to. */
@@ -58,6 +63,9 @@ export class WorkerProcess {
         KEEL_STATE_DIR: options.stateDirectory,
         KEEL_SHUTDOWN_GRACE_SECONDS: String(options.shutdownGraceSeconds ?? 0),
         KEEL_TEST_BUNDLE: options.bundlePath,
+        ...(options.maxConcurrentActivities !== undefined && {
+          KEEL_TEST_MAX_ACTIVITIES: String(options.maxConcurrentActivities),
+        }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -97,6 +105,11 @@ export class WorkerProcess {
   /** Freezes the process with SIGSTOP: it holds its tasks but can neither work nor heartbeat (a hung host). */
   freeze(): void {
     this.child.kill('SIGSTOP');
+  }
+
+  /** Lets a frozen process go on (SIGCONT), with whatever timers and tasks it held. */
+  thaw(): void {
+    this.child.kill('SIGCONT');
   }
 
   /** Sends SIGTERM (a graceful shutdown) without waiting. */

@@ -15,9 +15,11 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 process.on('SIGTERM', () => emit('sigterm-received'));
 
 const bundlePath = process.env.KEEL_TEST_BUNDLE;
+const maxActivities = process.env.KEEL_TEST_MAX_ACTIVITIES;
 await runWorker(workerConfigFromEnvironment(), {
   tools: processTools,
   ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}),
+  ...(maxActivities ? { workerOptions: { maxConcurrentActivityTaskExecutions: Number(maxActivities) } } : {}),
   onReady: () => emit('worker-ready'),
 });
 emit('worker-stopped');
