@@ -141,16 +141,24 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
   });
   const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
-  await refuseUnprotectedKeelDirectories(workspace, [
-    ...(options.idempotencyStore && options.stateDirectory === undefined
-      ? []
-      : [
-          { variable: 'KEEL_STATE_DIR', path: stateDirectory, holds: "the worker's records of side effects" },
-        ]),
-    ...(options.dataDirectory === undefined
-      ? []
-      : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
-  ]);
+  await refuseUnprotectedKeelDirectories(
+    workspace,
+    [
+      ...(options.idempotencyStore && options.stateDirectory === undefined
+        ? []
+        : [
+            {
+              variable: 'KEEL_STATE_DIR',
+              path: stateDirectory,
+              holds: "the worker's records of side effects",
+            },
+          ]),
+      ...(options.dataDirectory === undefined
+        ? []
+        : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
+    ],
+    { commands: (options.tools ?? builtinTools).some((tool) => tool.name === 'run_command') },
+  );
   const sanitizer = createSanitizer({
     // The model key counts even when it came from elsewhere than the environment (a vault, a file).
     secrets: [

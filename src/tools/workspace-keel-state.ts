@@ -22,6 +22,7 @@ export interface KeelDirectory {
 export async function refuseUnprotectedKeelDirectories(
   workspace: Workspace,
   directories: readonly KeelDirectory[],
+  options: { commands?: boolean } = {},
 ): Promise<void> {
   for (const directory of directories) {
     const real = await realPathToBe(directory.path);
@@ -35,7 +36,18 @@ export async function refuseUnprotectedKeelDirectories(
     }
     if (!isInside(real, workspace.root)) continue;
     const relative = workspace.relative(real);
-    if (workspace.protection.protecting(relative) !== undefined) continue;
+    if (workspace.protection.protecting(relative) !== undefined) {
+      // run_command's sandbox keeps only protected entries at the workspace root read-only, so a
+      // deeper directory that the file tools protect would still be the commands' to rewrite.
+      const top = relative.split(path.sep)[0]!;
+      if (options.commands !== true || workspace.protection.protecting(top) !== undefined) continue;
+      throw new ConfigError(
+        `${where} lies inside the workspace (KEEL_WORKSPACE=${workspace.root}) below ${JSON.stringify(top)}, ` +
+          `which ${protect} does not protect; run_command's sandbox keeps only protected entries at the ` +
+          `workspace root read-only, so its commands could change it: move ${directory.variable} out of the ` +
+          `workspace, or add ${JSON.stringify(top)} to KEEL_WORKSPACE_PROTECT.`,
+      );
+    }
     throw new ConfigError(
       `${where} lies inside the workspace (KEEL_WORKSPACE=${workspace.root}) and ${protect} does not ` +
         `protect it, so the agent could change it: move ${directory.variable} out of the workspace, or add ` +

@@ -26,6 +26,7 @@ afterEach(async () => {
 async function check(
   directories: Record<string, string>,
   protect?: readonly string[],
+  options: { commands?: boolean } = {},
 ): Promise<ConfigError | undefined> {
   const workspace = await Workspace.open(root, protect ? { protect } : {});
   const keel = Object.entries(directories).map(([variable, directory]) => ({
@@ -33,7 +34,7 @@ async function check(
     path: directory,
     holds: 'Keel data',
   }));
-  return refuseUnprotectedKeelDirectories(workspace, keel).then(
+  return refuseUnprotectedKeelDirectories(workspace, keel, options).then(
     () => undefined,
     (error: unknown) => {
       expect(error).toBeInstanceOf(ConfigError);
@@ -58,6 +59,21 @@ describe('the start-up check of Keel directories in the workspace', () => {
         'the agent could change it: move KEEL_DATA_DIR out of the workspace, or add "data/temporal" to ' +
         'KEEL_WORKSPACE_PROTECT.',
     );
+  });
+
+  it('with run_command offered, refuses one that only a pattern below the workspace root protects', async () => {
+    const commands = { commands: true };
+    const nested = path.join(root, 'sub', '.keel');
+    // The file tools protect .keel at any depth, but the command sandbox binds root entries only.
+    expect(await check({ KEEL_DATA_DIR: nested })).toBeUndefined();
+    const error = await check({ KEEL_DATA_DIR: nested }, undefined, commands);
+    expect(error?.message).toContain(`lies inside the workspace (KEEL_WORKSPACE=${root}) below "sub"`);
+    expect(error?.message).toContain('or add "sub" to KEEL_WORKSPACE_PROTECT.');
+    expect(await check({ KEEL_DATA_DIR: path.join(root, '.keel') }, undefined, commands)).toBeUndefined();
+    expect(await check({ KEEL_DATA_DIR: nested }, ['.keel', 'sub'], commands)).toBeUndefined();
+    expect(
+      await check({ KEEL_STATE_DIR: path.join(root, 'var', 'keel') }, ['var/**'], commands),
+    ).toBeUndefined();
   });
 
   it('refuses the default .keel once the operator drops it from the protection', async () => {
