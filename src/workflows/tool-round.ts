@@ -36,7 +36,8 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
   const { tools: byName, input, limits, state } = round;
   const allowedTools = [...byName.keys()];
   const run = async (call: ToolCall): Promise<Observation> => {
-    // The model names the call: `toString` must not find a timeout on Object's prototype.
+    // The model names the call: `toString` must not find a timeout on Object's prototype. No patch:
+    // such a name only ever found a function, whose timeout failed the task, so no history has it.
     const override = input.toolTimeouts === undefined ? undefined : ownValue(input.toolTimeouts, call.name);
     const timeoutSeconds = override ?? byName.get(call.name)?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS;
     const mode = approvalMode(call.name, byName, input);

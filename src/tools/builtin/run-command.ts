@@ -163,7 +163,12 @@ function sandboxSetup(
   };
   return {
     async settings(requested, program) {
-      const { mounts, roots, bwrap } = await (found ??= find());
+      if (found === undefined) {
+        found = find();
+        // A lookup that failed (say, /proc unreadable for a moment) is tried again by the next call.
+        found.catch(() => (found = undefined));
+      }
+      const { mounts, roots, bwrap } = await found;
       if (bwrap === undefined) {
         throw new ToolError(
           'run_command needs bubblewrap (bwrap) to sandbox commands, and it is not installed on the worker',

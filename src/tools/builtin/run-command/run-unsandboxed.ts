@@ -25,7 +25,7 @@ export async function runUnsandboxed(
       {
         file: command.program,
         args: command.args,
-        env: { ...command.env, HOME: command.env.HOME ?? home },
+        env: { ...command.env, HOME: home },
         cwd: heldPath(command.cwd),
         stdin: command.stdin,
         seconds: command.seconds,
