@@ -1,5 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { KILL_GRACE_MS, KILL_WAIT_MS, POLL_MS, send } from './signals.js';
+import { livingProcesses } from './living-processes.js';
+import { KILL_GRACE_MS, KILL_WAIT_MS, pause, POLL_MS, send } from './signals.js';
 
 /*
  * How an unsandboxed command is stopped (KEEL_RUN_COMMAND_SANDBOX=off): through its process group and
@@ -24,7 +24,7 @@ export async function stopProcessGroup(group: number): Promise<NodeJS.Signals[]>
     sent.push(signal);
     const deadline = Date.now() + wait;
     while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await pause(POLL_MS);
       const left = await livingMembers(group);
       if (left === undefined ? !groupExists(group) : left.length === 0) return sent;
     }
@@ -41,37 +41,11 @@ function groupExists(group: number): boolean {
   }
 }
 
-/**
- * Processes still running in the group or session `id`, from /proc (undefined where there is none, or
- * when it could not be read in full).
- * Zombies do not count: they are dead, and an init that reaps orphans late would otherwise hold us up.
- */
+/** Processes still running in the group or session `id` (undefined when /proc could not be read in full). */
 async function livingMembers(id: number): Promise<{ pid: number; group: number }[] | undefined> {
-  let entries: string[];
-  try {
-    entries = await readdir('/proc');
-  } catch {
-    return undefined;
-  }
-  const members: { pid: number; group: number }[] = [];
-  let complete = true;
-  await Promise.all(
-    entries
-      .filter((entry) => /^\d+$/.test(entry))
-      .map(async (entry) => {
-        try {
-          const line = await readFile(`/proc/${entry}/stat`, 'utf8');
-          // After the command name, which may hold spaces and parentheses: state ppid pgrp session …
-          const [state, , group, session] = line.slice(line.lastIndexOf(')') + 2).split(' ');
-          if (state === 'Z' || state === 'X') return;
-          if (Number(group) === id || Number(session) === id)
-            members.push({ pid: Number(entry), group: Number(group) });
-        } catch (error) {
-          // ENOENT or ESRCH: it ended while we looked. Anything else (EMFILE) leaves us unsure.
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code !== 'ENOENT' && code !== 'ESRCH') complete = false;
-        }
-      }),
+  const found = await livingProcesses(
+    ({ fields: [, , group, session] }) => Number(group) === id || Number(session) === id,
   );
-  return complete ? members : undefined;
+  if (found === undefined || !found.complete) return undefined;
+  return found.processes.map(({ pid, fields }) => ({ pid, group: Number(fields[2]) }));
 }

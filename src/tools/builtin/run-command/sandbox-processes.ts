@@ -1,4 +1,5 @@
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readlink } from 'node:fs/promises';
+import { livingProcesses } from './living-processes.js';
 import { KILL_GRACE_MS, KILL_WAIT_MS, pause, POLL_MS, send } from './signals.js';
 
 /** What bubblewrap reports about a sandbox it started: its init's host pid and its pid namespace. */
@@ -26,22 +27,14 @@ export function parseSandboxInfo(text: string): SandboxInfo | undefined {
  * dead and do not count). Every process a command starts is in it: setsid() does not leave it.
  */
 export async function sandboxMembers(info: SandboxInfo): Promise<number[]> {
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const found = await Promise.all(
-    entries
-      .filter((entry) => /^\d+$/.test(entry))
-      .map(async (entry) => {
-        try {
-          if ((await readlink(`/proc/${entry}/ns/pid`)) !== info.namespace) return undefined;
-          const line = await readFile(`/proc/${entry}/stat`, 'utf8');
-          const state = line.slice(line.lastIndexOf(')') + 2).split(' ')[0];
-          return state === 'Z' || state === 'X' ? undefined : Number(entry);
-        } catch {
-          return undefined; // It ended while we looked (or was never ours to read).
-        }
-      }),
+  const members = await livingProcesses(async ({ pid }) =>
+    // A process that is not ours to read is not in the sandbox.
+    readlink(`/proc/${pid}/ns/pid`).then(
+      (namespace) => namespace === info.namespace,
+      () => false,
+    ),
   );
-  return found.filter((pid): pid is number => pid !== undefined);
+  return (members?.processes ?? []).map(({ pid }) => pid);
 }
 
 /** The sandbox's processes and how to end it as a whole. */
