@@ -16,6 +16,7 @@ import {
 import type { WriteFileOptions } from './workspace-files.js';
 import type { OpenedFile, OpenFileOptions } from './workspace-open.js';
 import { DEFAULT_WORKSPACE_PROTECT, WorkspaceProtection } from './workspace-protection.js';
+import { GIT_FILE_LIMIT, gitDirectoryNamed } from './git-file.js';
 
 export type { WorkspaceDirectory } from './workspace-directory.js';
 export { FileTooLargeError, WorkspaceError } from './workspace-error.js';
@@ -227,8 +228,8 @@ async function linkedGitDirectory(root: string): Promise<string | undefined> {
   const stats = await lstatIfExists(dotGit);
   let target: string | undefined;
   if (stats?.isSymbolicLink() === true) target = dotGit;
-  if (stats?.isFile() === true && stats.size < 4096) {
-    const named = /^gitdir: *(.+?)\s*$/m.exec(await readText(dotGit, 'utf8'))?.[1];
+  if (stats?.isFile() === true && stats.size < GIT_FILE_LIMIT) {
+    const named = gitDirectoryNamed(await readText(dotGit, 'utf8'));
     if (named !== undefined) target = path.resolve(root, named);
   }
   if (target === undefined) return undefined;

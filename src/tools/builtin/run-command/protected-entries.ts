@@ -7,6 +7,7 @@ import type { Workspace } from '../../workspace.js';
 import { ToolError } from '../../tool-error.js';
 import { WorkspaceError } from '../../workspace-error.js';
 import { openEntry, openHeldDirectory } from '../../workspace-open.js';
+import { GIT_FILE_LIMIT, gitDirectoryNamed } from '../../git-file.js';
 
 /** A protected workspace entry, held open, that the sandbox binds read-only over the workspace. */
 export interface ProtectedEntry {
@@ -107,8 +108,8 @@ async function openLinkedGitDirectory(
   let target: string | undefined;
   if (dotGitFile !== undefined) {
     const stats = await dotGitFile.stat();
-    const text = stats.size < 4096 ? (await dotGitFile.readFile('utf8')).slice(0, 4096) : '';
-    const named = /^gitdir: *(.+?)\s*$/m.exec(text)?.[1];
+    const named =
+      stats.size < GIT_FILE_LIMIT ? gitDirectoryNamed(await dotGitFile.readFile('utf8')) : undefined;
     if (named !== undefined) target = path.resolve(workspace.root, named);
   } else if ((await lstatIfExists(entryPath(root, '.git')))?.isSymbolicLink() === true) {
     const link = await readlink(entryPath(root, '.git')).catch(() => {
