@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ConfigError } from '../config-error.js';
 import { errorCode } from './held-directory.js';
 import type { Workspace } from './workspace.js';
+import { isInside } from './path-inside.js';
 
 /** A directory Keel itself writes, named by the variable that sets it. */
 export interface KeelDirectory {
@@ -28,13 +29,13 @@ export async function refuseUnprotectedKeelDirectories(
     const real = await realPathToBe(directory.path);
     const protect = `KEEL_WORKSPACE_PROTECT (now ${JSON.stringify(workspace.protection.sources.join(',') || 'none')})`;
     const where = `${directory.variable} (${real}, ${directory.holds})`;
-    if (isInside(workspace.root, real)) {
+    if (isInside(real, workspace.root)) {
       throw new ConfigError(
         `${where} holds the workspace (KEEL_WORKSPACE=${workspace.root}), so the agent could change it: ` +
           `set ${directory.variable} or KEEL_WORKSPACE so that neither lies inside the other.`,
       );
     }
-    if (!isInside(real, workspace.root)) continue;
+    if (!isInside(workspace.root, real)) continue;
     const relative = workspace.relative(real);
     if (workspace.protection.protecting(relative) !== undefined) {
       // run_command's sandbox keeps only protected entries at the workspace root read-only, so a
@@ -54,11 +55,6 @@ export async function refuseUnprotectedKeelDirectories(
         `${JSON.stringify(relative.split(path.sep).join('/'))} to KEEL_WORKSPACE_PROTECT.`,
     );
   }
-}
-
-/** Whether `inner` is `outer` or below it (absolute, symlink-free paths). */
-function isInside(inner: string, outer: string): boolean {
-  return inner === outer || inner.startsWith(outer + path.sep);
 }
 
 /** The real path of `target`, or, while it does not exist, of its nearest existing parent plus the rest. */

@@ -28,6 +28,7 @@ export {
   protectPatternProblem,
   WorkspaceProtection,
 } from './workspace-protection.js';
+import { isInside } from './path-inside.js';
 
 /** Options for {@link Workspace.open}. */
 export interface WorkspaceOptions {
@@ -214,7 +215,7 @@ export class Workspace {
 
   /** Whether an absolute, symlink-free path is the root or inside it. */
   includes(candidate: string): boolean {
-    return candidate === this.root || candidate.startsWith(this.root + path.sep);
+    return isInside(this.root, candidate);
   }
 }
 
@@ -234,6 +235,6 @@ async function linkedGitDirectory(root: string): Promise<string | undefined> {
   }
   if (target === undefined) return undefined;
   const real = await realpath(target).catch(() => undefined);
-  if (real === undefined || real === root || !real.startsWith(root + path.sep)) return undefined;
+  if (real === undefined || real === root || !isInside(root, real)) return undefined;
   return path.relative(root, real);
 }

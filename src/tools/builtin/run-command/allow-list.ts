@@ -3,6 +3,7 @@ import { access, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolDefinitionError } from '../../define-tool.js';
 import { ToolError } from '../../tool-error.js';
+import { isInside } from '../../path-inside.js';
 
 /** The allow-list as given, each entry checked to be a bare program name or an absolute path. */
 export function checkAllowList(allow: readonly string[]): string[] {
@@ -74,9 +75,4 @@ async function isExecutableFile(file: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Whether the absolute path `candidate` is `root` or lies inside it. */
-export function isInside(root: string, candidate: string): boolean {
-  return candidate === root || candidate.startsWith(root + path.sep);
 }

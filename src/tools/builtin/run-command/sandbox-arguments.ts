@@ -1,4 +1,5 @@
 import type { SandboxMount } from './sandbox-mounts.js';
+import { isInside } from '../../path-inside.js';
 
 /** Inside the sandbox, the working directory the worker opened and checked, bound by its descriptor. */
 export const CWD_REFERENCE = '/run/keel-cwd';
@@ -93,7 +94,7 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     else if (mount.kind === 'read-only') args.push('--ro-bind', mount.path, mount.path);
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  if (!(plan.home === plan.root || plan.home.startsWith(`${plan.root}/`))) args.push('--tmpfs', plan.home);
+  if (!isInside(plan.root, plan.home)) args.push('--tmpfs', plan.home);
   for (const mount of plan.mounts)
     if (mount.kind === 'operator') args.push('--ro-bind', mount.path, mount.path);
   // Last but the cwd: a workspace inside any of the above is still the workspace, read-write.
