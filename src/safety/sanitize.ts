@@ -183,15 +183,27 @@ function isWordAt(text: string, index: number, redacted: readonly Span[]): boole
   return true;
 }
 
-function redactValue(data: unknown, output: (text: string) => string): unknown {
+/**
+ * `data` with every string and key redacted; other objects pass as they are. A cycle becomes
+ * `[cycle]` rather than a way back to the unredacted original (`ancestors`: the objects above).
+ */
+function redactValue(
+  data: unknown,
+  output: (text: string) => string,
+  ancestors = new Set<object>(),
+): unknown {
   if (typeof data === 'string') return output(data);
-  if (Array.isArray(data)) return data.map((item) => redactValue(item, output));
-  if (data !== null && typeof data === 'object') {
-    const prototype = Object.getPrototypeOf(data) as unknown;
-    if (prototype !== Object.prototype && prototype !== null) return data;
+  if (data === null || typeof data !== 'object') return data;
+  if (ancestors.has(data)) return '[cycle]';
+  const prototype = Object.getPrototypeOf(data) as unknown;
+  if (!Array.isArray(data) && prototype !== Object.prototype && prototype !== null) return data;
+  ancestors.add(data);
+  try {
+    if (Array.isArray(data)) return data.map((item) => redactValue(item, output, ancestors));
     return Object.fromEntries(
-      Object.entries(data).map(([key, item]) => [output(key), redactValue(item, output)]),
+      Object.entries(data).map(([key, item]) => [output(key), redactValue(item, output, ancestors)]),
     );
+  } finally {
+    ancestors.delete(data);
   }
-  return data;
 }

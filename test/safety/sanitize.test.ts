@@ -159,6 +159,20 @@ describe('createSanitizer', () => {
     });
   });
 
+  it('redacts data that refers to itself, and shared parts wherever they appear', () => {
+    const sanitizer = createSanitizer({ secrets: ['hunter22-secret'] });
+    const shared = { text: 'hunter22-secret' };
+    const details: Record<string, unknown> = { text: 'hunter22-secret', first: shared, second: shared };
+    details.self = details;
+    // A shared object is redacted wherever it appears; a cycle leads nowhere, not back to the original.
+    expect(sanitizer.value(details)).toEqual({
+      text: '[redacted]',
+      first: { text: '[redacted]' },
+      second: { text: '[redacted]' },
+      self: '[cycle]',
+    });
+  });
+
   it('leaves output otherwise untouched: credential shapes, paths and length are the model’s business', () => {
     const sanitizer = createSanitizer({
       paths: [{ path: '/srv/workspace', label: '.' }],
