@@ -97,25 +97,9 @@ async function runWithProtected(
     },
   );
   const launcherStatus = await status;
-  if (launcherStatus === 'c' && outcome.status.code === LAUNCHER_REFUSED) {
-    throw new ToolError(
-      `cwd ${command.cwd.path} changed while the command was starting (it was replaced or moved); nothing ran`,
-    );
-  }
-  const changed = /^p([\s\S]+)$/.exec(launcherStatus)?.[1];
-  if (changed !== undefined && outcome.status.code === LAUNCHER_REFUSED) {
-    throw new ToolError(
-      `protected path ${JSON.stringify(context.workspace.relative(changed))} changed while the command was ` +
-        'starting (it was replaced or moved); nothing ran',
-    );
-  }
-  const descriptor = /^f(\d+)$/.exec(launcherStatus)?.[1];
-  if (descriptor !== undefined && outcome.status.code === LAUNCHER_REFUSED) {
-    throw new ToolError(
-      `run_command refused to run ${command.program}: the worker holds descriptor ${descriptor}, inherited ` +
-        'from what started it, which names a file, directory or socket of the host and would reach the ' +
-        'sandbox; start the worker without it',
-    );
+  if (outcome.status.code === LAUNCHER_REFUSED) {
+    const refusal = launcherRefusal(launcherStatus, command, context);
+    if (refusal !== undefined) throw new ToolError(refusal);
   }
   if (!launcherStatus.includes('r') && outcome.stoppedBy === undefined) {
     // bubblewrap failed before the program could start: its own message says why.
@@ -126,6 +110,32 @@ async function runWithProtected(
     { ...outcome, seconds: command.seconds, signalsAsCodes: true, reportsLeftovers: false },
     charLimit,
   );
+}
+
+/**
+ * What the launcher refused, from the status it wrote (`c`: the cwd moved, `p<path>`: a protected path
+ * moved, `f<n>`: an inherited descriptor), or undefined when it refused nothing (the program itself
+ * exited with that code).
+ */
+function launcherRefusal(status: string, command: Command, context: ToolContext): string | undefined {
+  const detail = status.slice(1);
+  switch (status.charAt(0)) {
+    case 'c':
+      return `cwd ${command.cwd.path} changed while the command was starting (it was replaced or moved); nothing ran`;
+    case 'p':
+      return (
+        `protected path ${JSON.stringify(context.workspace.relative(detail))} changed while the command was ` +
+        'starting (it was replaced or moved); nothing ran'
+      );
+    case 'f':
+      return (
+        `run_command refused to run ${command.program}: the worker holds descriptor ${detail}, inherited ` +
+        'from what started it, which names a file, directory or socket of the host and would reach the ' +
+        'sandbox; start the worker without it'
+      );
+    default:
+      return undefined;
+  }
 }
 
 /** Stops a sandbox that is still running, or waits for one whose command ended to be gone. */
