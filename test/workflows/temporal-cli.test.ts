@@ -203,16 +203,7 @@ describe('agentRun through the temporal CLI', () => {
       await startWithCli(workflowId, taskQueue, invalid);
       const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
       expect(output.exitCode).not.toBe(0);
-      const printed = JSON.parse(output.stdout) as {
-        status: string;
-        closeEvent: {
-          workflowExecutionFailedEventAttributes: {
-            failure: { message: string; applicationFailureInfo: { type: string; nonRetryable: boolean } };
-          };
-        };
-      };
-      expect(printed.status).toBe('FAILED');
-      const failure = printed.closeEvent.workflowExecutionFailedEventAttributes.failure;
+      const failure = closingFailure(output.stdout);
       expect(failure.applicationFailureInfo).toEqual({ type: 'KeelError.InvalidInput', nonRetryable: true });
       expect(failure.message.split('\n')).toEqual([
         'Invalid run input:',
@@ -228,16 +219,7 @@ describe('agentRun through the temporal CLI', () => {
       const workflowId = `two-inputs-${randomUUID()}`;
       await startWithCli(workflowId, taskQueue, { task: 'x' }, ['--input', JSON.stringify({ task: 'y' })]);
       const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
-      const printed = JSON.parse(output.stdout) as {
-        status: string;
-        closeEvent: {
-          workflowExecutionFailedEventAttributes: {
-            failure: { message: string; applicationFailureInfo: { type: string; nonRetryable: boolean } };
-          };
-        };
-      };
-      expect(printed.status).toBe('FAILED');
-      const failure = printed.closeEvent.workflowExecutionFailedEventAttributes.failure;
+      const failure = closingFailure(output.stdout);
       expect(failure.applicationFailureInfo).toEqual({ type: 'KeelError.InvalidInput', nonRetryable: true });
       expect(failure.message).toContain('one `--input` for `temporal workflow start`');
       const history = JSON.parse(
@@ -330,3 +312,20 @@ describe('agentRun through the temporal CLI', () => {
     });
   });
 });
+
+/** The failure a failed run closed with, from `temporal workflow result --output json`. */
+function closingFailure(stdout: string): {
+  message: string;
+  applicationFailureInfo: { type: string; nonRetryable: boolean };
+} {
+  const printed = JSON.parse(stdout) as {
+    status: string;
+    closeEvent: {
+      workflowExecutionFailedEventAttributes: {
+        failure: { message: string; applicationFailureInfo: { type: string; nonRetryable: boolean } };
+      };
+    };
+  };
+  expect(printed.status).toBe('FAILED');
+  return printed.closeEvent.workflowExecutionFailedEventAttributes.failure;
+}
