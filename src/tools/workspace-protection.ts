@@ -119,13 +119,21 @@ function matchesPrefix(segments: readonly string[], parts: readonly string[]): b
   return visit(0, 0);
 }
 
+/** Wildcard parts compiled once: every write and every sandboxed command checks the same few patterns. */
+const compiledParts = new Map<string, RegExp>();
+
 /** One pattern part against one path part: `*` any run of characters, `?` exactly one. */
 function matchesPart(segment: string, part: string): boolean {
   if (!segment.includes('*') && !segment.includes('?')) return segment === part;
-  const expression = [...segment]
-    .map((character) => (character === '*' ? '.*' : character === '?' ? '.' : escapeRegExp(character)))
-    .join('');
-  return new RegExp(`^${expression}$`, 'su').test(part);
+  let compiled = compiledParts.get(segment);
+  if (compiled === undefined) {
+    const expression = [...segment]
+      .map((character) => (character === '*' ? '.*' : character === '?' ? '.' : escapeRegExp(character)))
+      .join('');
+    compiled = new RegExp(`^${expression}$`, 'su');
+    compiledParts.set(segment, compiled);
+  }
+  return compiled.test(part);
 }
 
 function escapeRegExp(character: string): string {
