@@ -86,6 +86,11 @@ export interface Tool {
   needsApproval(input: unknown): Promise<boolean>;
   /** Runs as a local activity (see {@link ToolSpec.local}). */
   readonly local: boolean;
+  /**
+   * Whether {@link Tool.parameters} is a strict schema the model must follow exactly. Always true for
+   * zod tools; false for a foreign schema (an MCP server's) that strict mode cannot express.
+   */
+  readonly strict: boolean;
   /** Validates decoded JSON arguments: nulls for optional fields allowed, undeclared keys refused. */
   parseArguments(value: unknown): ArgumentsResult;
   execute(input: unknown, context: ToolContext): Promise<ToolOutput> | ToolOutput;
@@ -141,6 +146,7 @@ export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): 
     timeoutSeconds,
     parameters,
     local: spec.local === true,
+    strict: true,
     approval:
       typeof spec.needsApproval === 'function'
         ? 'conditional'

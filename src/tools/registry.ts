@@ -3,13 +3,13 @@ import type { ToolInfo } from '../contract/tool-info.js';
 import { ToolDefinitionError } from './define-tool.js';
 import type { Tool } from './define-tool.js';
 
-/** A Responses API function tool, strict mode stated explicitly. */
+/** A Responses API function tool, strict mode stated explicitly (false only for foreign schemas). */
 export interface FunctionToolParam {
   type: 'function';
   name: string;
   description: string;
   parameters: Record<string, unknown>;
-  strict: true;
+  strict: boolean;
 }
 
 /** The tools a worker offers, by name. */
@@ -62,7 +62,7 @@ export class ToolRegistry {
         name,
         description: tool.description,
         parameters: tool.parameters,
-        strict: true,
+        strict: tool.strict,
       };
     });
   }
