@@ -1,36 +1,23 @@
-import { homedir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
-import type OpenAI from 'openai';
-import { createActivities } from './activities/create-activities.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
-import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
+import { ConfigError, workerConfigFromEnvironment } from './config.js';
 import { unreachableTemporal } from './config-error.js';
 import type { WorkerConfig } from './config.js';
-import type { RunBudgets, RunLimits } from './contract/run-input.js';
-import type { ModelPrice } from './contract/usage.js';
 import type { Logger } from './logger.js';
-import type { PollSchedule } from './model/background.js';
-import { API_KEY_PLACEHOLDER, createOpenAIClient } from './model/client.js';
-import type { ModelMode } from './model/config.js';
-import { ModelCallLimiter } from './model/rate-limit.js';
-import type { ModelCallLimiterOptions } from './model/rate-limit.js';
-import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
+import { createOpenAIClient } from './model/client.js';
+import { secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
 import { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
 import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
-import { FileIdempotencyStore } from './tools/idempotency.js';
-import type { IdempotencyStore } from './tools/idempotency.js';
-import { ToolRegistry } from './tools/registry.js';
-import { Workspace } from './tools/workspace.js';
-import { refuseUnprotectedKeelDirectories } from './tools/workspace-keel-state.js';
+import { KeelPlugin } from './plugin/keel-plugin.js';
+import type { KeelOptions } from './plugin/keel-options.js';
 
 /** The built-in tools every worker offers unless told otherwise: the workspace file tools. */
 export const builtinTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
@@ -88,131 +75,61 @@ export const workflowsPath = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? './workflows/index.ts' : './workflows/index.js', import.meta.url),
 );
 
-/** Everything {@link createKeelWorker} needs. */
-export interface KeelWorkerOptions {
+/** Everything {@link createKeelWorker} needs: Keel's options, and where the worker polls. */
+export type KeelWorkerOptions = KeelOptions & {
   connection: NativeConnection;
   namespace?: string;
   taskQueue: string;
-  /** Directory the tools may touch. */
-  workspace: string;
-  /** What the tools may read but never write (`KEEL_WORKSPACE_PROTECT`); `.git` and `.keel` when absent. */
-  workspaceProtect?: readonly string[];
-  /** The local server's data directory (`KEEL_DATA_DIR`) when the CLI runs it: refused inside the workspace unprotected. */
-  dataDirectory?: string;
-  /** A configured `openai` client (`maxRetries: 0`, see `createOpenAIClient`). */
-  openai: OpenAI;
-  defaultModel: string;
-  /** How model turns are requested (see `ModelMode`). */
-  modelMode: ModelMode;
-  /** Background polling schedule; the default suits real models. */
-  pollSchedule?: PollSchedule;
-  /** Where tools' side effects are remembered; a file store under `stateDirectory` when absent. */
-  idempotencyStore?: IdempotencyStore;
-  /** The worker's own records (see `KEEL_STATE_DIR`); used when no `idempotencyStore` is given. */
-  stateDirectory?: string;
-  /** Tools to offer; {@link builtinTools} when absent. */
-  tools?: readonly Tool[];
-  /** Names of the tools to enable (`KEEL_TOOLS`); all of `tools` when absent. */
-  enabledTools?: readonly string[];
-  /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
-  limits?: Partial<RunLimits>;
-  /** Whether the namespace has Keel's search attributes (see `ensureSearchAttributes`). */
-  searchAttributes?: boolean;
-  /** Budgets for runs that set none (`KEEL_MAX_TOTAL_TOKENS` and so on). */
-  budgets?: Partial<RunBudgets>;
-  /** US dollars per million tokens by model (`KEEL_MODEL_PRICES`), for cost budgets. */
-  prices?: Record<string, ModelPrice>;
-  /** Paces this worker's model calls: most in flight, tokens per minute (`KEEL_MODEL_CONCURRENCY`, …). */
-  modelPacing?: ModelCallLimiterOptions;
-  /** Values to keep out of observations and history, beyond the worker's secret-looking env variables. */
-  secrets?: readonly string[];
-  logger?: Logger;
-  /** A prebuilt workflow bundle (tests build one per file); bundled from source when absent. */
+  /** A prebuilt workflow bundle (tests build one per file); Keel's workflows bundled from source when absent. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Extra `Worker.create` options (shutdown grace, concurrency). */
+  /** Extra `Worker.create` options (shutdown grace, concurrency); `plugins` are added to Keel's. */
   workerOptions?: Partial<WorkerOptions>;
-}
+};
 
-/** Creates a worker hosting the `agentRun` workflow and Keel's activities. */
+/**
+ * A worker hosting only Keel: the `agentRun` workflow and, through {@link KeelPlugin}, Keel's
+ * activities. Prepares (opens the workspace, runs the start-up checks) before it returns.
+ */
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
-  const workspace = await Workspace.open(options.workspace, {
-    ...(options.workspaceProtect ? { protect: options.workspaceProtect } : {}),
-  }).catch((error: unknown) => {
-    throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
-  });
-  const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
-  await refuseUnprotectedKeelDirectories(
-    workspace,
-    [
-      ...(options.idempotencyStore && options.stateDirectory === undefined
-        ? []
-        : [
-            {
-              variable: 'KEEL_STATE_DIR',
-              path: stateDirectory,
-              holds: "the worker's records of side effects",
-            },
-          ]),
-      ...(options.dataDirectory === undefined
-        ? []
-        : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
-    ],
-    { commands: (options.tools ?? builtinTools).some((tool) => tool.name === 'run_command') },
-  );
-  const sanitizer = createSanitizer({
-    // The model key counts even when it came from elsewhere than the environment (a vault, a file).
-    secrets: [
-      ...secretsFromEnvironment(),
-      ...(options.secrets ?? []),
-      ...(options.openai.apiKey === API_KEY_PLACEHOLDER || !options.openai.apiKey
-        ? []
-        : [options.openai.apiKey]),
-    ],
-    paths: [
-      { path: workspace.root, label: '.' },
-      { path: process.cwd(), label: '<worker>' },
-      { path: homedir(), label: '~' },
-    ],
-  });
-  const activities = createActivities({
-    registry: new ToolRegistry(enableTools(options.tools ?? builtinTools, options.enabledTools)),
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.budgets ? { budgets: options.budgets } : {}),
-    ...(options.prices ? { prices: options.prices } : {}),
-    ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
-    searchAttributes: options.searchAttributes ?? false,
-    workspace,
-    openai: options.openai,
-    defaultModel: options.defaultModel,
-    modelMode: options.modelMode,
-    ...(options.pollSchedule ? { pollSchedule: options.pollSchedule } : {}),
-    sanitizer,
-    idempotencyStore:
-      options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
+  const { connection, namespace, taskQueue, workflowBundle, workerOptions, ...keelOptions } = options;
+  const plugin = new KeelPlugin(keelOptions);
+  await plugin.prepare();
   return Worker.create({
-    connection: options.connection,
-    namespace: options.namespace ?? 'default',
-    taskQueue: options.taskQueue,
-    activities,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    connection,
+    namespace: namespace ?? 'default',
+    taskQueue,
+    ...(workflowBundle ? { workflowBundle } : { workflowsPath }),
     stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
-    ...options.workerOptions,
+    ...workerOptions,
+    plugins: [plugin, ...(workerOptions?.plugins ?? [])],
   });
 }
 
-/** The tools named in `enabled` (all when absent); an unknown name is a configuration error. */
-function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefined): readonly Tool[] {
-  if (enabled === undefined) return tools;
-  const unknown = enabled.filter((name) => !tools.some((tool) => tool.name === name));
-  if (unknown.length > 0) {
-    throw new ConfigError(
-      `KEEL_TOOLS names unknown tool(s) ${unknown.join(', ')}; this worker has ${tools.map((tool) => tool.name).join(', ')}`,
-    );
-  }
-  return tools.filter((tool) => enabled.includes(tool.name));
+/**
+ * Keel's options as the environment configures them (`KEEL_*`, `OPENAI_*`): the one mapping from
+ * {@link WorkerConfig} that `keel worker`, `keel run` and `npm start` share.
+ */
+export function keelOptionsFromConfig(
+  config: WorkerConfig,
+  extra: Pick<KeelOptions, 'searchAttributes'> = {},
+): KeelOptions {
+  return {
+    openai: createOpenAIClient(config.model),
+    defaultModel: config.model.defaultModel,
+    modelMode: config.model.mode,
+    workspace: config.workspace,
+    workspaceProtect: config.workspaceProtect,
+    stateDirectory: config.stateDirectory,
+    tools: configuredTools(config),
+    ...(config.tools ? { enabledTools: config.tools } : {}),
+    limits: config.limits,
+    budgets: config.budgets,
+    ...(config.prices ? { prices: config.prices } : {}),
+    modelPacing: config.modelPacing,
+    secrets: configuredSecrets(config),
+    ...extra,
+  };
 }
 
 /** What a worker process may add to its environment configuration. */
@@ -248,24 +165,12 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       console,
     );
     const worker = await createKeelWorker({
+      ...keelOptionsFromConfig(config, { searchAttributes }),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.dataDirectory === undefined ? {} : { dataDirectory: options.dataDirectory }),
       connection,
       namespace: namespace ?? 'default',
-      searchAttributes,
-      limits: config.limits,
-      budgets: config.budgets,
-      ...(config.prices ? { prices: config.prices } : {}),
-      modelPacing: config.modelPacing,
-      ...(config.tools ? { enabledTools: config.tools } : {}),
       taskQueue: config.taskQueue,
-      workspace: config.workspace,
-      workspaceProtect: config.workspaceProtect,
-      ...(options.dataDirectory === undefined ? {} : { dataDirectory: options.dataDirectory }),
-      stateDirectory: config.stateDirectory,
-      openai: createOpenAIClient(config.model),
-      defaultModel: config.model.defaultModel,
-      modelMode: config.model.mode,
-      tools: options.tools ?? configuredTools(config),
-      secrets: configuredSecrets(config),
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       workerOptions: {
         shutdownGraceTime: `${config.shutdownGraceSeconds}s`,

@@ -10,7 +10,7 @@ import type { RunInputArgs } from '../contract/run-input.js';
 import { createOpenAIClient } from '../model/client.js';
 import { registerSearchAttributes } from '../search-attributes-setup.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
-import { checkRunCommandSandbox, configuredSecrets, configuredTools, createKeelWorker } from '../worker.js';
+import { checkRunCommandSandbox, createKeelWorker, keelOptionsFromConfig } from '../worker.js';
 import { DEMO_MODEL, startDemoModel } from './demo.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
@@ -154,19 +154,20 @@ async function hostWorkerFor(
     quietLogger,
   );
   const worker = await createKeelWorker({
+    // The demo runs without configuration (`config` is absent); its model is the scripted one.
+    ...(config
+      ? keelOptionsFromConfig(config, { searchAttributes })
+      : {
+          openai: createOpenAIClient({ apiKey: 'demo', baseURL: demoModel!.url }),
+          defaultModel: DEMO_MODEL,
+          workspace: process.cwd(),
+          workspaceProtect: workspaceProtectFromEnvironment(),
+          searchAttributes,
+        }),
+    ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
     connection,
     namespace: target.namespace,
     taskQueue,
-    workspace: config?.workspace ?? process.cwd(),
-    workspaceProtect: config?.workspaceProtect ?? workspaceProtectFromEnvironment(),
-    ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
-    ...(config ? { stateDirectory: config.stateDirectory, limits: config.limits } : {}),
-    ...(config?.tools ? { enabledTools: config.tools } : {}),
-    ...(config ? { tools: configuredTools(config), secrets: configuredSecrets(config) } : {}),
-    openai: createOpenAIClient(demoModel ? { apiKey: 'demo', baseURL: demoModel.url } : config!.model),
-    defaultModel: demoModel ? DEMO_MODEL : config!.model.defaultModel,
-    modelMode: demoModel ? 'background' : config!.model.mode,
-    searchAttributes,
   });
   return { worker, connection };
 }

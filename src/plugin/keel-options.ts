@@ -1,0 +1,86 @@
+import type OpenAI from 'openai';
+import { z } from 'zod';
+import { RunBudgets, RunLimits } from '../contract/run-input.js';
+import { ModelPrice } from '../contract/usage.js';
+import type { Logger } from '../logger.js';
+import type { Tool } from '../tools/define-tool.js';
+import type { IdempotencyStore } from '../tools/idempotency.js';
+
+/** An object with the given methods: for the parts of the options that are code, not data. */
+function hasMethods<T>(what: string, ...methods: string[]) {
+  return z.custom<T>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      methods.every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+    `expected ${what}`,
+  );
+}
+
+/** A tool made by `defineTool` (or any object with the `Tool` shape). */
+const ToolValue = hasMethods<Tool>('a tool made by defineTool', 'parseArguments', 'execute', 'needsApproval');
+
+/**
+ * Everything Keel needs on a worker, in one place: `KeelPlugin`, `createKeelWorker`, `keel worker` and
+ * the tests all take these options, so a setting is declared, checked and documented once.
+ */
+export const KeelOptions = z.object({
+  /** The `openai` client for model turns. Keel turns its own retries off: Temporal retries a turn. */
+  openai: z.custom<OpenAI>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as Partial<OpenAI>).withOptions === 'function' &&
+      typeof (value as Partial<OpenAI>).responses?.create === 'function',
+    'expected an OpenAI client: new OpenAI({ apiKey, baseURL })',
+  ),
+  /** The model a run uses when neither it nor its agent names one. */
+  defaultModel: z.string().trim().min(1),
+  /** `background` (the default) re-attaches a retried turn to its response instead of paying twice. */
+  modelMode: z.enum(['background', 'foreground']).default('background'),
+  /** How often a background response is polled; the default suits real models. */
+  pollSchedule: z
+    .object({ initialMs: z.number().positive(), maxMs: z.number().positive() })
+    .refine((schedule) => schedule.maxMs >= schedule.initialMs, 'maxMs must be at least initialMs')
+    .optional(),
+  /**
+   * The tools to offer. Absent: the built-in file tools over `workspace`, when one is given, else none.
+   */
+  tools: z.array(ToolValue).readonly().optional(),
+  /** Names of the tools to enable (`KEEL_TOOLS`): all of `tools` when absent. */
+  enabledTools: z.array(z.string()).readonly().optional(),
+  /** The directory the built-in file tools work in, and which Keel's own records must stay out of. */
+  workspace: z.string().min(1).optional(),
+  /** What the file tools may read but never write (`KEEL_WORKSPACE_PROTECT`); `.git` and `.keel` when absent. */
+  workspaceProtect: z.array(z.string()).readonly().optional(),
+  /** The local server's data directory when the CLI runs it: refused inside the workspace unprotected. */
+  dataDirectory: z.string().min(1).optional(),
+  /** The worker's own records (`KEEL_STATE_DIR`), such as completed side effects. */
+  stateDirectory: z.string().min(1).optional(),
+  /** Where tools' side effects are remembered; a file store under `stateDirectory` when absent. */
+  idempotencyStore: hasMethods<IdempotencyStore>('an idempotency store', 'claim', 'complete', 'release').optional(),
+  /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
+  limits: RunLimits.partial().optional(),
+  /** Budgets for runs that set none (`KEEL_MAX_TOTAL_TOKENS` and so on). */
+  budgets: RunBudgets.partial().optional(),
+  /** US dollars per million tokens by model (`KEEL_MODEL_PRICES`), for cost budgets. */
+  prices: z.record(z.string().min(1), ModelPrice).optional(),
+  /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
+  modelPacing: z
+    .object({
+      maxConcurrent: z.number().int().positive().optional(),
+      tokensPerMinute: z.number().int().positive().optional(),
+    })
+    .optional(),
+  /** Whether the namespace has Keel's search attributes (see `registerSearchAttributes`). */
+  searchAttributes: z.boolean().default(false),
+  /** Values to keep out of observations, history and logs, beyond secret-looking environment variables. */
+  secrets: z.array(z.string()).readonly().optional(),
+  /** The worker-side log for full error details; Temporal's activity logger when absent. */
+  logger: hasMethods<Logger>('a logger with debug, info, warn and error', 'info', 'warn', 'error').optional(),
+});
+
+/** What a caller passes: defaults may be left out. */
+export type KeelOptions = z.input<typeof KeelOptions>;
+/** The options once checked, with their defaults. */
+export type ResolvedKeelOptions = z.output<typeof KeelOptions>;

@@ -1,0 +1,77 @@
+import { SimplePlugin } from '@temporalio/plugin';
+import type { Worker } from '@temporalio/worker';
+import { ConfigError } from '../config-error.js';
+import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
+import type { KeelActivityName } from '../contract/activity-names.js';
+import { formatIssues } from '../contract/format-issues.js';
+import { KeelOptions } from './keel-options.js';
+import type { ResolvedKeelOptions } from './keel-options.js';
+import { prepareActivities } from './prepare.js';
+import type { PreparedActivities } from './prepare.js';
+
+/**
+ * Keel on a Temporal worker you already run: `Worker.create({ plugins: [new KeelPlugin({...})] })`
+ * registers Keel's activities beside yours, under `keel.`-prefixed names, and your workflow bundle
+ * gets the agent workflow by re-exporting `agentRun` from `keel/workflow`. What needs I/O (opening the
+ * workspace, the start-up checks) happens when the worker runs, or earlier with {@link prepare}.
+ */
+export class KeelPlugin extends SimplePlugin {
+  /** The options, checked and with their defaults. */
+  readonly keelOptions: ResolvedKeelOptions;
+  #prepared: Promise<PreparedActivities> | undefined;
+
+  constructor(options: KeelOptions) {
+    const parsed = KeelOptions.safeParse(options);
+    if (!parsed.success) {
+      throw new ConfigError(`KeelPlugin options are invalid:\n  ${formatIssues(parsed.error).join('\n  ')}`);
+    }
+    const self: { plugin?: KeelPlugin } = {};
+    super({
+      name: 'keel',
+      activities: (existing) => withKeelActivities(existing, () => self.plugin!.prepare()),
+    });
+    self.plugin = this;
+    this.keelOptions = parsed.data;
+  }
+
+  /**
+   * Opens the workspace and runs the start-up checks, once: rejects with a `ConfigError` saying what
+   * to fix. The worker calls it before it polls; call it yourself to fail before `Worker.create`.
+   */
+  prepare(): Promise<PreparedActivities> {
+    this.#prepared ??= prepareActivities(this.keelOptions);
+    return this.#prepared;
+  }
+
+  /** Prepares before the worker polls, so a misconfigured worker never takes a task. */
+  override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+    await this.prepare();
+    await super.runWorker(worker, next);
+  }
+}
+
+/**
+ * The worker's activities with Keel's added: each under its prefixed name, and under the name runs
+ * recorded before the prefix schedule unless the worker has an activity of that name itself.
+ */
+function withKeelActivities(
+  existing: object | undefined,
+  prepared: () => Promise<PreparedActivities>,
+): object {
+  const own = (existing ?? {}) as Record<string, unknown>;
+  const added: Record<string, unknown> = {};
+  for (const name of Object.keys(ACTIVITY_NAMES) as KeelActivityName[]) {
+    if (Object.hasOwn(own, ACTIVITY_NAMES[name])) {
+      throw new ConfigError(
+        `The worker already has an activity named ${ACTIVITY_NAMES[name]}, which Keel needs for itself`,
+      );
+    }
+    const forward = async (...args: unknown[]): Promise<unknown> => {
+      const activities = await prepared();
+      return (activities[name] as (...args: unknown[]) => Promise<unknown>)(...args);
+    };
+    added[ACTIVITY_NAMES[name]] = forward;
+    if (!Object.hasOwn(own, LEGACY_ACTIVITY_NAMES[name])) added[LEGACY_ACTIVITY_NAMES[name]] = forward;
+  }
+  return { ...own, ...added };
+}

@@ -1,0 +1,89 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { createActivities } from '../activities/create-activities.js';
+import { ConfigError, defaultStateDirectory } from '../config.js';
+import { API_KEY_PLACEHOLDER } from '../model/client.js';
+import { ModelCallLimiter } from '../model/rate-limit.js';
+import { createSanitizer, secretsFromEnvironment } from '../safety/sanitize.js';
+import { editFile, listDirectory, readFile, searchFiles, writeFile } from '../tools/builtin/index.js';
+import type { Tool } from '../tools/define-tool.js';
+import { FileIdempotencyStore } from '../tools/idempotency.js';
+import { ToolRegistry } from '../tools/registry.js';
+import { Workspace } from '../tools/workspace.js';
+import { refuseUnprotectedKeelDirectories } from '../tools/workspace-keel-state.js';
+import type { ResolvedKeelOptions } from './keel-options.js';
+
+/** Keel's activities once their dependencies are ready, keyed by their short names. */
+export type PreparedActivities = ReturnType<typeof createActivities>;
+
+/**
+ * Opens what the activities need (the workspace, the side-effect store) and checks what must hold
+ * before a worker polls: Keel's own records are not inside the workspace where a tool could write them.
+ */
+export async function prepareActivities(options: ResolvedKeelOptions): Promise<PreparedActivities> {
+  const workspace = await Workspace.open(options.workspace ?? process.cwd(), {
+    ...(options.workspaceProtect ? { protect: options.workspaceProtect } : {}),
+  }).catch((error: unknown) => {
+    throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
+  });
+  const tools = options.tools ?? (options.workspace === undefined ? [] : fileTools);
+  const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
+  await refuseUnprotectedKeelDirectories(
+    workspace,
+    [
+      ...(options.idempotencyStore && options.stateDirectory === undefined
+        ? []
+        : [{ variable: 'KEEL_STATE_DIR', path: stateDirectory, holds: "the worker's records of side effects" }]),
+      ...(options.dataDirectory === undefined
+        ? []
+        : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
+    ],
+    { commands: tools.some((tool) => tool.name === 'run_command') },
+  );
+  const apiKey = options.openai.apiKey;
+  const sanitizer = createSanitizer({
+    // The model key counts even when it came from elsewhere than the environment (a vault, a file).
+    secrets: [
+      ...secretsFromEnvironment(),
+      ...(options.secrets ?? []),
+      ...(apiKey === API_KEY_PLACEHOLDER || !apiKey ? [] : [apiKey]),
+    ],
+    paths: [
+      { path: workspace.root, label: '.' },
+      { path: process.cwd(), label: '<worker>' },
+      { path: homedir(), label: '~' },
+    ],
+  });
+  return createActivities({
+    registry: new ToolRegistry(enableTools(tools, options.enabledTools)),
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.budgets ? { budgets: options.budgets } : {}),
+    ...(options.prices ? { prices: options.prices } : {}),
+    ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
+    searchAttributes: options.searchAttributes,
+    workspace,
+    // Temporal retries a model turn: retries inside the SDK would multiply attempts and hide failures.
+    openai: options.openai.withOptions({ maxRetries: 0 }),
+    defaultModel: options.defaultModel,
+    modelMode: options.modelMode,
+    ...(options.pollSchedule ? { pollSchedule: options.pollSchedule } : {}),
+    sanitizer,
+    idempotencyStore:
+      options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+}
+
+const fileTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
+
+/** The tools named in `enabled` (all when absent); an unknown name is a configuration error. */
+function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefined): readonly Tool[] {
+  if (enabled === undefined) return tools;
+  const unknown = enabled.filter((name) => !tools.some((tool) => tool.name === name));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `KEEL_TOOLS names unknown tool(s) ${unknown.join(', ')}; this worker has ${tools.map((tool) => tool.name).join(', ')}`,
+    );
+  }
+  return tools.filter((tool) => enabled.includes(tool.name));
+}
