@@ -41,6 +41,8 @@ export interface WorkerConfig {
   workspaceProtect: string[];
   /** `KEEL_TOOLS`: the tools to offer, by name (default: all). */
   tools: string[] | undefined;
+  /** `KEEL_TOOLS_MODULE` (or `keel worker --tools`): a module exporting the operator's own tools. */
+  toolsModule: string | undefined;
   /** `KEEL_MAX_TURNS`, `KEEL_OBSERVATION_CHAR_LIMIT`, `KEEL_MODEL_TIMEOUT_SECONDS`, `KEEL_HEARTBEAT_TIMEOUT_SECONDS`: limits for runs that set none. */
   limits: Partial<RunLimits>;
   /** `KEEL_MAX_TOTAL_TOKENS`, `KEEL_MAX_DURATION_SECONDS`, `KEEL_MAX_COST_USD`: budgets for runs that set none. */
@@ -145,6 +147,7 @@ export const workerVariables = {
   KEEL_STATE_DIR: optionalText,
   KEEL_WORKSPACE_PROTECT: workspaceProtect,
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
+  KEEL_TOOLS_MODULE: optionalText,
   KEEL_MAX_TURNS: limit('maxTurns'),
   KEEL_OBSERVATION_CHAR_LIMIT: limit('observationCharLimit'),
   KEEL_MODEL_TIMEOUT_SECONDS: limit('modelTimeoutSeconds'),
@@ -225,6 +228,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     stateDirectory: values.KEEL_STATE_DIR ?? defaultStateDirectory(environment),
     workspaceProtect: values.KEEL_WORKSPACE_PROTECT,
     tools: values.KEEL_TOOLS,
+    toolsModule: values.KEEL_TOOLS_MODULE,
     limits,
     heartbeatIntervalSeconds: values.KEEL_HEARTBEAT_INTERVAL_SECONDS,
     runCommand:

@@ -17,6 +17,7 @@ import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
+import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
 
 /** The built-in tools every worker offers unless told otherwise: the workspace file tools. */
@@ -110,10 +111,11 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
  * Keel's options as the environment configures them (`KEEL_*`, `OPENAI_*`): the one mapping from
  * {@link WorkerConfig} that `keel worker`, `keel run` and `npm start` share.
  */
-export function keelOptionsFromConfig(
+export async function keelOptionsFromConfig(
   config: WorkerConfig,
   extra: Pick<KeelOptions, 'searchAttributes'> = {},
-): KeelOptions {
+): Promise<KeelOptions> {
+  const own = config.toolsModule === undefined ? undefined : await loadToolsModule(config.toolsModule);
   return {
     openai: createOpenAIClient(config.model),
     defaultModel: config.model.defaultModel,
@@ -121,7 +123,7 @@ export function keelOptionsFromConfig(
     workspace: config.workspace,
     workspaceProtect: config.workspaceProtect,
     stateDirectory: config.stateDirectory,
-    tools: configuredTools(config),
+    tools: [...configuredTools(config), ...(own?.tools ?? [])],
     ...(config.tools ? { enabledTools: config.tools } : {}),
     limits: config.limits,
     budgets: config.budgets,
@@ -165,7 +167,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       console,
     );
     const worker = await createKeelWorker({
-      ...keelOptionsFromConfig(config, { searchAttributes }),
+      ...(await keelOptionsFromConfig(config, { searchAttributes })),
       ...(options.tools ? { tools: options.tools } : {}),
       ...(options.dataDirectory === undefined ? {} : { dataDirectory: options.dataDirectory }),
       connection,

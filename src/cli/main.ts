@@ -64,7 +64,11 @@ Starts a run and follows it: each turn, each tool call and its outcome, tokens.
   worker: `Usage: keel worker [options]
 
 Runs a worker: it hosts the agentRun workflow and its activities until SIGINT/SIGTERM. Configured by
-environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).${COMMON}`,
+environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).
+
+  --tools <module>       a JavaScript or TypeScript module exporting your own tools
+                         (\`export const tools = [defineTool(…)]\`), offered beside the built-in
+                         ones (default: KEEL_TOOLS_MODULE)${COMMON}`,
   status: `Usage: keel status <run id> [options]${COMMON}`,
   follow: `Usage: keel follow <run id> [options]
 
@@ -121,7 +125,7 @@ const OPTIONS = {
 /** Which options each command accepts, beyond the common ones. */
 const ACCEPTS: Record<string, string[]> = {
   run: ['demo', 'detach', 'id', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'session'],
-  worker: [],
+  worker: ['tools'],
   status: [],
   follow: [],
   result: [],
@@ -173,7 +177,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         });
       case 'worker':
         noPositionals(positionals);
-        return await workerCommand(out, taskQueue);
+        return await workerCommand(out, taskQueue, values.tools);
       case 'list':
         noPositionals(positionals);
         return await listCommand(
@@ -211,8 +215,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-async function workerCommand(out: Output, taskQueue: string): Promise<number> {
-  const config = { ...workerConfigFromEnvironment(), taskQueue };
+async function workerCommand(
+  out: Output,
+  taskQueue: string,
+  toolsModule: string | undefined,
+): Promise<number> {
+  const config = {
+    ...workerConfigFromEnvironment(),
+    taskQueue,
+    ...(toolsModule === undefined ? {} : { toolsModule }),
+  };
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: true });
   try {
     await runWorker(config, {

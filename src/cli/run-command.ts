@@ -156,7 +156,7 @@ async function hostWorkerFor(
   const worker = await createKeelWorker({
     // The demo runs without configuration (`config` is absent); its model is the scripted one.
     ...(config
-      ? keelOptionsFromConfig(config, { searchAttributes })
+      ? await keelOptionsFromConfig(config, { searchAttributes })
       : {
           openai: createOpenAIClient({ apiKey: 'demo', baseURL: demoModel!.url }),
           defaultModel: DEMO_MODEL,

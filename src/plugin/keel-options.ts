@@ -58,7 +58,12 @@ export const KeelOptions = z.object({
   /** The worker's own records (`KEEL_STATE_DIR`), such as completed side effects. */
   stateDirectory: z.string().min(1).optional(),
   /** Where tools' side effects are remembered; a file store under `stateDirectory` when absent. */
-  idempotencyStore: hasMethods<IdempotencyStore>('an idempotency store', 'claim', 'complete', 'release').optional(),
+  idempotencyStore: hasMethods<IdempotencyStore>(
+    'an idempotency store',
+    'claim',
+    'complete',
+    'release',
+  ).optional(),
   /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
   limits: RunLimits.partial().optional(),
   /** Budgets for runs that set none (`KEEL_MAX_TOTAL_TOKENS` and so on). */

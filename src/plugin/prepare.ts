@@ -33,7 +33,13 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
     [
       ...(options.idempotencyStore && options.stateDirectory === undefined
         ? []
-        : [{ variable: 'KEEL_STATE_DIR', path: stateDirectory, holds: "the worker's records of side effects" }]),
+        : [
+            {
+              variable: 'KEEL_STATE_DIR',
+              path: stateDirectory,
+              holds: "the worker's records of side effects",
+            },
+          ]),
       ...(options.dataDirectory === undefined
         ? []
         : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
@@ -54,8 +60,14 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
       { path: homedir(), label: '~' },
     ],
   });
+  let registry: ToolRegistry;
+  try {
+    registry = new ToolRegistry(enableTools(tools, options.enabledTools));
+  } catch (error) {
+    throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
+  }
   return createActivities({
-    registry: new ToolRegistry(enableTools(tools, options.enabledTools)),
+    registry,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.prices ? { prices: options.prices } : {}),

@@ -49,7 +49,7 @@ async function keelPlugin(url: string): Promise<KeelPlugin> {
 }
 
 describe('KeelPlugin', () => {
-  it("adds Keel to a worker that also runs its own workflow and activities, neither disturbing the other", async () => {
+  it('adds Keel to a worker that also runs its own workflow and activities, neither disturbing the other', async () => {
     const model = await ScriptedModel.start([
       reply.calls({ name: 'look_up', arguments: { word: 'keel' } }),
       reply.text('A keel is a small boat.'),
@@ -69,7 +69,7 @@ describe('KeelPlugin', () => {
       });
       const keel = new KeelClient(server.client, taskQueue);
       await worker.runUntil(async () => {
-        const greeting = await server.client.workflow.execute('greeting', {
+        const greeting: unknown = await server.client.workflow.execute('greeting', {
           taskQueue,
           workflowId: `greeting-${randomUUID()}`,
           args: ['ada'],
@@ -88,7 +88,12 @@ describe('KeelPlugin', () => {
         const scheduled = (await historyEvents(server.client, runId)).flatMap(
           (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
         );
-        expect(scheduled).toEqual(['keel.describeWorker', 'keel.callModel', 'keel.executeTool', 'keel.callModel']);
+        expect(scheduled).toEqual([
+          'keel.describeWorker',
+          'keel.callModel',
+          'keel.executeTool',
+          'keel.callModel',
+        ]);
       });
       model.assertDone();
     } finally {

@@ -1,0 +1,84 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { KeelClient } from '../../src/client.js';
+import { ConfigError } from '../../src/config-error.js';
+import { loadToolsModule } from '../../src/plugin/tools-module.js';
+import { cliEnvironment, startCli } from '../support/cli.js';
+import { connectTestServer, TEST_API_KEY, temporaryWorkspace } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+
+const fixtures = fileURLToPath(new URL('../fixtures/tools-module/', import.meta.url));
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await connectTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('a tools module', () => {
+  it('gives its tools, loaded from TypeScript', async () => {
+    const { tools } = await loadToolsModule('my-tools.ts', fixtures);
+    expect(tools?.map((tool) => tool.name)).toEqual(['shout']);
+  });
+
+  it.each([
+    ['missing.js', /The tools module missing\.js does not exist \(looked for .*missing\.js\)/],
+    ['nothing.mjs', /exports none of tools: export const tools = \[defineTool/],
+    [
+      'default-export.mjs',
+      /exports something else than Keel expects:\n {2}tools\[0\]: expected a tool made by defineTool/,
+    ],
+  ])('%s is refused with a ConfigError that says why', async (file, message) => {
+    const attempt = loadToolsModule(file, fixtures);
+    await expect(attempt).rejects.toThrow(ConfigError);
+    await expect(attempt).rejects.toThrow(message);
+  });
+
+  it('is offered by `keel worker --tools` beside the built-in tools', async () => {
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'shout', arguments: { text: 'ahoy' } }),
+      reply.text('AHOY!'),
+    ]);
+    const taskQueue = `keel-tools-module-${randomUUID()}`;
+    const worker = startCli(['worker', '--tools', path.join(fixtures, 'my-tools.ts')], {
+      env: cliEnvironment({
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        OPENAI_BASE_URL: model.url,
+        OPENAI_API_KEY: TEST_API_KEY,
+        KEEL_TASK_QUEUE: taskQueue,
+        KEEL_STATE_DIR: await mkdtemp(path.join(tmpdir(), 'keel-state-')),
+      }),
+      cwd: await temporaryWorkspace(),
+    });
+    try {
+      await worker.waitForOutput(`Keel worker on task queue "${taskQueue}"`);
+      const keel = new KeelClient(server.client, taskQueue);
+      const runId = await keel.startRun({ task: 'Shout ahoy' });
+      expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'AHOY!' });
+      expect(model.requests[0]?.body.tools?.map((tool: { name: string }) => tool.name)).toEqual([
+        'read_file',
+        'list_directory',
+        'search_files',
+        'write_file',
+        'edit_file',
+        'shout',
+      ]);
+      expect(model.requests[1]?.body.input).toEqual([
+        { type: 'function_call_output', call_id: 'call_1_1', output: 'AHOY!' },
+      ]);
+      model.assertDone();
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+      await model.close();
+    }
+  });
+});
