@@ -253,3 +253,32 @@ describe('workerConfigFromEnvironment', () => {
     expect(error.message).toContain(JSON.stringify(value));
   });
 });
+
+describe('docs/configuration.md', () => {
+  it('names every environment variable the worker reads', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { workerVariables } = await import('../src/config.js');
+    const { modelVariables } = await import('../src/model/config.js');
+    const page = await readFile(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    // A family may be written once with its common prefix, as in `KEEL_HTTP_ALLOW_HOSTS`, `…_ALLOW_POST`.
+    const rows = page.split('\n').filter((line) => line.startsWith('|'));
+    const documented = (name: string): boolean =>
+      page.includes(`\`${name}\``) ||
+      rows.some((row) => {
+        const first = /`([A-Z_]+)`/.exec(row)?.[1] ?? '';
+        const parts = name.split('_');
+        return parts.some((_, index) => {
+          const prefix = parts.slice(0, index).join('_');
+          return (
+            index > 1 &&
+            first.startsWith(`${prefix}_`) &&
+            row.includes(`\`…_${parts.slice(index).join('_')}\``)
+          );
+        });
+      });
+    const missing = [...Object.keys(workerVariables), ...Object.keys(modelVariables)].filter(
+      (name) => !documented(name),
+    );
+    expect(missing).toEqual([]);
+  });
+});
