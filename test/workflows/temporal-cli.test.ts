@@ -70,14 +70,9 @@ async function temporalJson(args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse((await temporalOk([...args, '--output', 'json'])).stdout) as Record<string, unknown>;
 }
 
-/** `temporal workflow start` of an agent run with one JSON input argument; returns the run id Temporal gave it. */
-async function startWithCli(
-  workflowId: string,
-  taskQueue: string,
-  input: unknown,
-  flags: string[] = [],
-): Promise<string> {
-  const started = await temporalJson([
+/** The `temporal workflow start` arguments for an agent run with one JSON input argument. */
+function startArguments(workflowId: string, taskQueue: string, input: unknown, flags: string[]): string[] {
+  return [
     'workflow',
     'start',
     '--type',
@@ -89,7 +84,17 @@ async function startWithCli(
     '--input',
     JSON.stringify(input),
     ...flags,
-  ]);
+  ];
+}
+
+/** `temporal workflow start` of an agent run with one JSON input argument; returns the run id Temporal gave it. */
+async function startWithCli(
+  workflowId: string,
+  taskQueue: string,
+  input: unknown,
+  flags: string[] = [],
+): Promise<string> {
+  const started = await temporalJson(startArguments(workflowId, taskQueue, input, flags));
   expect(started).toMatchObject({ workflowId, type: AGENT_RUN_WORKFLOW, taskQueue });
   return started.runId as string;
 }
@@ -272,20 +277,9 @@ describe('agentRun through the temporal CLI', () => {
         const finished = await temporalJson(['workflow', 'result', '--workflow-id', workflowId]);
         expect(finished).toMatchObject({ runId: first, status: 'COMPLETED' });
         expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
-        const refused = await temporal([
-          'workflow',
-          'start',
-          '--type',
-          AGENT_RUN_WORKFLOW,
-          '--task-queue',
-          taskQueue,
-          '--workflow-id',
-          workflowId,
-          '--input',
-          JSON.stringify(input),
-          ...idempotent,
-          '--fail-existing',
-        ]);
+        const refused = await temporal(
+          startArguments(workflowId, taskQueue, input, [...idempotent, '--fail-existing']),
+        );
         expect(refused.exitCode).not.toBe(0);
         expect(refused.stderr).toMatch(/already finished/i);
       },
