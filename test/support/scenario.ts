@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import type { KeelClient } from '../../src/client.js';
 import type { RunResult } from '../../src/contract/run-result.js';
 import { temporaryWorkspace, withTestWorker } from './harness.js';
@@ -21,8 +20,6 @@ export interface Scenario {
   keel: KeelClient;
   /** The worker's task queue, unique to this scenario. */
   taskQueue: string;
-  /** The running worker (to shut it down mid-run, say). */
-  worker: Worker;
   /** The worker's workspace: a fresh temporary directory unless the options name one. */
   workspace: string;
   /** The scripted model the worker talks to, through the real `openai` SDK; `model.requests` is what reached it. */
@@ -59,11 +56,10 @@ export async function withScenario<T>(
       const result = await withTestWorker(
         server,
         { ...workerOptions, workspace, stateDirectory, model },
-        ({ keel, taskQueue, worker }) =>
+        ({ keel, taskQueue }) =>
           body({
             keel,
             taskQueue,
-            worker,
             workspace,
             model,
             async run(...start) {
