@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { reply, ScriptedModel } from '../../src/testing/scripted-model.js';
-import type { RecordedRequest, ScriptStep } from '../../src/testing/scripted-model.js';
+import { reply, ScriptedModel } from '../../src/testing/index.js';
+import type { RecordedRequest, ScriptStep } from '../../src/testing/index.js';
 
 /** Name of the no-op tool every benchmark agent offers (see `noop-tool.ts`). */
 export const NOOP_TOOL = 'noop';

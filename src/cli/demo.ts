@@ -1,5 +1,5 @@
-import { reply, ScriptedModel } from '../testing/scripted-model.js';
-import type { RecordedRequest, ScriptStep } from '../testing/scripted-model.js';
+import { reply, ScriptedModel } from '../testing/index.js';
+import type { RecordedRequest, ScriptStep } from '../testing/index.js';
 
 /** Name the demo's answers carry, so nobody mistakes them for a real model's. */
 export const DEMO_MODEL = 'keel-demo (scripted, not an AI)';

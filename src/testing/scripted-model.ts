@@ -5,177 +5,9 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-/** A request the scripted model received, as the `openai` SDK sent it. */
-export interface RecordedRequest {
-  /** 0-based position in the script. */
-  index: number;
-  method: string;
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-  /** The parsed JSON body (a Responses API create request). */
-  body: ResponsesRequestBody;
-  /** Milliseconds since the server started. */
-  receivedAt: number;
-}
-
-/** The parts of a Responses API request tests look at. */
-export interface ResponsesRequestBody {
-  model: string;
-  instructions?: string;
-  input: Array<Record<string, unknown>>;
-  previous_response_id?: string;
-  tools?: Array<{
-    type: string;
-    name: string;
-    description: string;
-    parameters: Record<string, unknown>;
-    strict: boolean;
-  }>;
-  parallel_tool_calls?: boolean;
-  max_output_tokens?: number;
-  store?: boolean;
-  include?: string[];
-  [key: string]: unknown;
-}
-
-/** One scripted answer. */
-export type ScriptStep =
-  | {
-      kind: 'response';
-      build: (request: RecordedRequest, ids: ResponseIds) => Record<string, unknown>;
-      /** The answer is held back until this settles: the HTTP reply in foreground mode, completion in background mode. */
-      hold?: Promise<unknown>;
-      /** The create request is not answered before this settles, in either mode: a server slow to accept. */
-      accept?: Promise<unknown>;
-    }
-  | { kind: 'error'; status: number; headers?: Record<string, string>; body: unknown }
-  | { kind: 'hang' };
-
-/** Answers a request by looking at it, for runs whose requests interleave (concurrent runs). */
-export type ScriptPolicy = (request: RecordedRequest) => ScriptStep;
-
-/** Ids the server hands out, so tests can predict them. */
-export interface ResponseIds {
-  responseId: string;
-  callId(position: number): string;
-}
-
-/** A function call the scripted model emits. */
-export interface ScriptedCall {
-  name: string;
-  /** Arguments as an object (encoded as JSON) or as the exact raw string to send. */
-  arguments: Record<string, unknown> | string;
-  callId?: string;
-}
-
-/** An output item of a scripted response. */
-export type ScriptedItem = { text: string } | { call: ScriptedCall } | { reasoning: string };
-
-const usage = (input: number, output: number) => ({
-  input_tokens: input,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: output,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: input + output,
-});
+import type { RecordedRequest, ResponsesRequestBody, Script } from './script.js';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/** Builders for scripted steps. */
-export const reply = {
-  /** A completed response with these output items, in this order. */
-  items(
-    items: ScriptedItem[],
-    options: { status?: 'completed' | 'incomplete'; incompleteReason?: string } = {},
-  ): ScriptStep {
-    return {
-      kind: 'response',
-      build: (request, ids) => {
-        let callPosition = 0;
-        const output = items.map((item, position) => {
-          if ('text' in item) {
-            return {
-              type: 'message',
-              id: `msg_${position}`,
-              role: 'assistant',
-              status: 'completed',
-              // As the API sends it: `logprobs` is always present, empty unless the request asked for them.
-              content: [{ type: 'output_text', text: item.text, annotations: [], logprobs: [] }],
-            };
-          }
-          if ('reasoning' in item) {
-            // As the API does: reasoning comes back as encrypted content when the request asks for it.
-            const encrypted = request.body.include?.includes('reasoning.encrypted_content') === true;
-            return {
-              type: 'reasoning',
-              id: `rs_${position}`,
-              summary: [{ type: 'summary_text', text: item.reasoning }],
-              ...(encrypted ? { encrypted_content: `encrypted:${ids.responseId}:${item.reasoning}` } : {}),
-            };
-          }
-          const call = item.call;
-          return {
-            type: 'function_call',
-            id: `fc_${position}`,
-            call_id: call.callId ?? ids.callId(callPosition++),
-            name: call.name,
-            arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-            status: 'completed',
-          };
-        });
-        const status = options.status ?? 'completed';
-        return {
-          id: ids.responseId,
-          object: 'response',
-          created_at: 1_700_000_000,
-          status,
-          incomplete_details:
-            status === 'incomplete' ? { reason: options.incompleteReason ?? 'max_output_tokens' } : null,
-          error: null,
-          model: request.body.model,
-          output,
-          usage: usage(100 + request.index, 10 + output.length),
-        };
-      },
-    };
-  },
-  /** The same step, answered only once `hold` settles. */
-  held(step: ScriptStep, hold: Promise<unknown>): ScriptStep {
-    if (step.kind !== 'response') throw new Error('only responses can be held');
-    return { ...step, hold };
-  },
-  /** The same step, but the create request itself is answered only once `accept` settles. */
-  slowToAccept(step: ScriptStep, accept: Promise<unknown>): ScriptStep {
-    if (step.kind !== 'response') throw new Error('only responses can be slow to accept');
-    return { ...step, accept };
-  },
-  /** A final answer. */
-  text(text: string): ScriptStep {
-    return reply.items([{ text }]);
-  },
-  /** A response holding only these calls. */
-  calls(...calls: ScriptedCall[]): ScriptStep {
-    return reply.items(calls.map((call) => ({ call })));
-  },
-  /** An HTTP error with an OpenAI-style error body. */
-  error(
-    status: number,
-    message: string,
-    options: { headers?: Record<string, string>; code?: string } = {},
-  ): ScriptStep {
-    return {
-      kind: 'error',
-      status,
-      ...(options.headers ? { headers: options.headers } : {}),
-      body: { error: { message, type: 'error', code: options.code ?? null, param: null } },
-    };
-  },
-  /** Never answers; the request ends only when the client aborts it. */
-  hang(): ScriptStep {
-    return { kind: 'hang' };
-  },
-};
 
 /** Options for {@link ScriptedModel.start}. */
 export interface ScriptedModelOptions {
@@ -207,8 +39,9 @@ export class ScriptedModel {
   readonly retrievals: string[] = [];
   /** Ids of background responses that were cancelled. */
   readonly cancellations: string[] = [];
+  /** What went wrong so far (unscripted, invalid or failed requests); {@link assertDone} reports them. */
   readonly problems: string[] = [];
-  readonly #script: ScriptStep[] | ScriptPolicy;
+  readonly #script: Script;
   readonly #validateRequest: ScriptedModelOptions['validateRequest'];
   readonly #server: Server;
   readonly #started = Date.now();
@@ -216,17 +49,14 @@ export class ScriptedModel {
   readonly #hanging = new Set<ServerResponse>();
   readonly #stored = new Map<string, StoredResponse>();
 
-  private constructor(script: ScriptStep[] | ScriptPolicy, server: Server, options: ScriptedModelOptions) {
+  private constructor(script: Script, server: Server, options: ScriptedModelOptions) {
     this.#script = script;
     this.#server = server;
     this.#validateRequest = options.validateRequest;
   }
 
   /** Starts a server on 127.0.0.1 with a random port, answering from steps in order or from a policy. */
-  static async start(
-    script: ScriptStep[] | ScriptPolicy,
-    options: ScriptedModelOptions = {},
-  ): Promise<ScriptedModel> {
+  static async start(script: Script, options: ScriptedModelOptions = {}): Promise<ScriptedModel> {
     const server = createServer();
     const model = new ScriptedModel(script, server, options);
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -262,6 +92,7 @@ export class ScriptedModel {
     if (problems.length > 0) throw new Error(`Scripted model: ${problems.join('; ')}`);
   }
 
+  /** Stops the server, dropping any request still held or hanging. */
   async close(): Promise<void> {
     for (const response of this.#hanging) response.destroy();
     this.#server.closeAllConnections();

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { deferred } from '../support/deferred.js';
-import { connectTestServer, withTestWorker } from '../support/harness.js';
+import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { processFixture, victimAndSurvivors } from '../support/process/fixture.js';
+import { withScenario } from '../support/scenario.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { blockingTool } from '../support/test-tools.js';
 
@@ -32,9 +33,11 @@ describe('cancelling a run', () => {
     'aborts the running tool within the heartbeat interval (heartbeat timeout %i s)',
     async (seconds) => {
       const blocking = blockingTool();
-      const model = await ScriptedModel.start([reply.calls({ name: 'block', arguments: { label: 'x' } })]);
-      try {
-        await withTestWorker(server, { model, tools: [blocking.tool] }, async ({ keel }) => {
+      await withScenario(
+        server,
+        [reply.calls({ name: 'block', arguments: { label: 'x' } })],
+        { tools: [blocking.tool] },
+        async ({ keel }) => {
           const runId = await keel.startRun({ task: 'block', heartbeatTimeoutSeconds: seconds });
           await blocking.started.promise;
           const requestedAt = Date.now();
@@ -44,27 +47,28 @@ describe('cancelling a run', () => {
             `[measure] cancel request -> tool AbortSignal: ${Date.now() - requestedAt} ms (heartbeat timeout ${seconds} s)`,
           );
           await expectCanceled(keel.waitForResult(runId));
-        });
-      } finally {
-        await model.close();
-      }
+        },
+      );
     },
   );
 
   it('abandons a tool that ignores its signal: the run ends Canceled while the tool is still busy', async () => {
     const stubborn = blockingTool({ ignoreAbort: true });
-    const model = await ScriptedModel.start([reply.calls({ name: 'block', arguments: { label: 'x' } })]);
     try {
-      await withTestWorker(server, { model, tools: [stubborn.tool] }, async ({ keel }) => {
-        const runId = await keel.startRun({ task: 'block', heartbeatTimeoutSeconds: 2 });
-        await stubborn.started.promise;
-        await keel.cancelRun(runId);
-        await expectCanceled(keel.waitForResult(runId));
-        expect(stubborn.calls).toHaveLength(1);
-      });
+      await withScenario(
+        server,
+        [reply.calls({ name: 'block', arguments: { label: 'x' } })],
+        { tools: [stubborn.tool] },
+        async ({ keel }) => {
+          const runId = await keel.startRun({ task: 'block', heartbeatTimeoutSeconds: 2 });
+          await stubborn.started.promise;
+          await keel.cancelRun(runId);
+          await expectCanceled(keel.waitForResult(runId));
+          expect(stubborn.calls).toHaveLength(1);
+        },
+      );
     } finally {
       stubborn.release.resolve('finally');
-      await model.close();
     }
   });
 
@@ -84,19 +88,19 @@ describe('cancelling a run', () => {
           child.once('close', () => resolve('slept'));
         }),
     });
-    const model = await ScriptedModel.start([reply.calls({ name: 'sleep_process', arguments: {} })]);
-    try {
-      await withTestWorker(server, { model, tools: [sleeper] }, async ({ keel }) => {
+    await withScenario(
+      server,
+      [reply.calls({ name: 'sleep_process', arguments: {} })],
+      { tools: [sleeper] },
+      async ({ keel }) => {
         const runId = await keel.startRun({ task: 'sleep', heartbeatTimeoutSeconds: 2 });
         const pid = await spawned.promise;
         await keel.cancelRun(runId);
         expect(await exited.promise).toBe('SIGTERM');
         expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }) as Error);
         await expectCanceled(keel.waitForResult(runId));
-      });
-    } finally {
-      await model.close();
-    }
+      },
+    );
   });
 
   it('ends the run Canceled even when the worker running the tool is frozen and cannot hear the cancel', async () => {

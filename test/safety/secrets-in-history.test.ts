@@ -9,7 +9,7 @@ import type { TestServer } from '../support/harness.js';
 import { historyJson, historyText } from '../support/history.js';
 import { reply } from '../support/scripted-model.js';
 import type { RecordedRequest } from '../support/scripted-model.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import { echoTool } from '../support/test-tools.js';
 
 /**
@@ -93,7 +93,7 @@ async function hostileRun(conversation: 'chained' | 'stateless'): Promise<Trail>
     ]),
     reply.text(`final ${KEY.value} / ${value('SECRETS_X')} / ${keyInBase64}`),
   ];
-  return withScriptedWorker(
+  return withScenario(
     server,
     script,
     { tools: [leakEnvironment, crash, echoTool], logger },

@@ -1,11 +1,11 @@
-// The scripted Responses API server ships with Keel (src/testing) so users can test their own tools
-// and the demo can run without a model; tests import it from here, where every create request it
-// receives is checked against OpenAI's published request schema.
-import { ScriptedModel as ScriptedServer } from '../../src/testing/scripted-model.js';
-import type { ScriptedModelOptions } from '../../src/testing/scripted-model.js';
+// The scripted Responses API server ships with Keel (`keel/testing`, src/testing) so users can test
+// their own tools and the demo can run without a model; tests import it from here, where every create
+// request it receives is checked against OpenAI's published request schema.
+import { ScriptedModel as ScriptedServer } from '../../src/testing/index.js';
+import type { Script, ScriptedModelOptions } from '../../src/testing/index.js';
 import { createResponseErrors, loadCreateResponseSchema } from './responses-schema.js';
 
-export * from '../../src/testing/scripted-model.js';
+export * from '../../src/testing/index.js';
 
 /** Requests that did not match the schema since the last {@link takeSchemaViolations}. */
 const violations: string[] = [];
@@ -18,10 +18,7 @@ export type ScriptedModel = ScriptedServer;
  * schema: an invalid one is answered 400, fails `assertDone`, and fails the test (test/setup.ts).
  */
 export const ScriptedModel = {
-  start(
-    script: Parameters<typeof ScriptedServer.start>[0],
-    options: ScriptedModelOptions = {},
-  ): Promise<ScriptedServer> {
+  start(script: Script, options: ScriptedModelOptions = {}): Promise<ScriptedServer> {
     loadCreateResponseSchema();
     return ScriptedServer.start(script, {
       validateRequest: (body) => {

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { reply, ScriptedModel } from '../../src/testing/scripted-model.js';
+import { reply, ScriptedModel } from '../../src/testing/index.js';
 
 let current: ScriptedModel | undefined;
 afterEach(async () => {

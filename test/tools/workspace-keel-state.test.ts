@@ -10,7 +10,7 @@ import { createKeelWorker } from '../../src/worker.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply } from '../support/scripted-model.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 
 let base: string;
 let root: string;
@@ -137,7 +137,7 @@ describe('a worker', () => {
     await writeFile(path.join(root, '.git', 'config'), gitConfig);
     await writeFile(path.join(root, '.keel', 'temporal.db'), 'SQLite format 3\0');
     const fsmonitor = { path: '.git/config', oldText: '[core]\n', newText: '[core]\n\tfsmonitor = "sh x"\n' };
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls(

@@ -6,17 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
 import type { RunResult } from '../../src/contract/run-result.js';
 import { builtinTools } from '../../src/worker.js';
-import {
-  connectTestServer,
-  RecordingLogger,
-  TEST_API_KEY,
-  temporaryWorkspace,
-  withTestWorker,
-} from '../support/harness.js';
-import type { TestServer, TestWorkerOptions } from '../support/harness.js';
+import { connectTestServer, RecordingLogger, TEST_API_KEY, withTestWorker } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
 import { historyEvents, historyText } from '../support/history.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
-import type { ScriptStep } from '../support/scripted-model.js';
+import { withScenario } from '../support/scenario.js';
 import {
   addTool,
   bigOutputTool,
@@ -34,26 +28,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Runs one scripted scenario on a fresh worker and checks the script was used exactly. */
-async function scenario<T>(
-  steps: ScriptStep[],
-  options: Omit<TestWorkerOptions, 'model'>,
-  body: (
-    context: Parameters<Parameters<typeof withTestWorker>[2]>[0] & { model: ScriptedModel },
-  ) => Promise<T>,
-): Promise<T> {
-  const model = await ScriptedModel.start(steps);
-  try {
-    const result = await withTestWorker(server, { ...options, model }, (context) =>
-      body({ ...context, model }),
-    );
-    model.assertDone();
-    return result;
-  } finally {
-    await model.close();
-  }
-}
-
 function outputsOf(request: {
   body: { input: Array<Record<string, unknown>> };
 }): Array<{ call_id: string; output: string }> {
@@ -65,17 +39,16 @@ function outputsOf(request: {
 
 describe('agentRun', () => {
   it('runs a tool and chains the next turn with previous_response_id, call_id and the instructions again', async () => {
-    const workspace = await temporaryWorkspace();
-    await writeFile(path.join(workspace, 'notes.txt'), 'hello from the workspace\n');
-    await scenario(
+    await withScenario(
+      server,
       [
         reply.calls({ name: 'read_file', arguments: { path: 'notes.txt', startLine: null, endLine: null } }),
         reply.text('The notes say hello.'),
       ],
-      { workspace },
-      async ({ keel, model }) => {
-        const runId = await keel.startRun({ task: 'What do the notes say?', instructions: 'Be brief.' });
-        const result = await keel.waitForResult(runId);
+      {},
+      async ({ keel, model, run, workspace }) => {
+        await writeFile(path.join(workspace, 'notes.txt'), 'hello from the workspace\n');
+        const { runId, result } = await run({ task: 'What do the notes say?', instructions: 'Be brief.' });
         expect(result).toMatchObject({
           status: 'completed',
           finalText: 'The notes say hello.',
@@ -120,7 +93,8 @@ describe('agentRun', () => {
   });
 
   it('answers two calls of one response with two outputs, matched by call_id, in call order', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [
         reply.calls(
           { name: 'echo', arguments: { text: 'first' } },
@@ -129,8 +103,8 @@ describe('agentRun', () => {
         reply.text('done'),
       ],
       { tools: [echoTool, addTool] },
-      async ({ keel, model }) => {
-        const result = await keel.waitForResult(await keel.startRun({ task: 'two things' }));
+      async ({ run, model }) => {
+        const { result } = await run({ task: 'two things' });
         expect(result).toMatchObject({ status: 'completed', toolCalls: 2 });
         expect(outputsOf(model.requests[1]!)).toEqual([
           { call_id: 'call_1_1', output: 'echo: first' },
@@ -141,7 +115,8 @@ describe('agentRun', () => {
   });
 
   it('runs the call in a response that mixes text, reasoning and a call, and keeps going', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [
         reply.items([
           { reasoning: 'I should echo.' },
@@ -151,8 +126,8 @@ describe('agentRun', () => {
         reply.text('All done.'),
       ],
       { tools: [echoTool] },
-      async ({ keel, model }) => {
-        const result = await keel.waitForResult(await keel.startRun({ task: 'mix' }));
+      async ({ run, model }) => {
+        const { result } = await run({ task: 'mix' });
         expect(result).toMatchObject({ status: 'completed', finalText: 'All done.', turns: 2, toolCalls: 1 });
         expect(outputsOf(model.requests[1]!)).toEqual([{ call_id: 'call_1_1', output: 'echo: mixed' }]);
       },
@@ -160,7 +135,8 @@ describe('agentRun', () => {
   });
 
   it('runs model turns in background mode by default: one create per turn, then polls', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [reply.calls({ name: 'echo', arguments: { text: 'bg' } }), reply.text('done')],
       { tools: [echoTool] },
       async ({ keel, model }) => {
@@ -175,7 +151,8 @@ describe('agentRun', () => {
   });
 
   it('sends one plain request per turn in foreground mode', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [reply.calls({ name: 'echo', arguments: { text: 'fg' } }), reply.text('done')],
       { tools: [echoTool], modelMode: 'foreground' },
       async ({ keel, model }) => {
@@ -191,7 +168,7 @@ describe('agentRun', () => {
 
   it('cancels the in-flight background response on the server when the run is cancelled', async () => {
     const never = new Promise<never>(() => undefined);
-    await scenario([reply.held(reply.text('too late'), never)], {}, async ({ keel, model }) => {
+    await withScenario(server, [reply.held(reply.text('too late'), never)], {}, async ({ keel, model }) => {
       const runId = await keel.startRun({ task: 'think hard', heartbeatTimeoutSeconds: 2 });
       await model.waitUntil(() => model.retrievals.length > 0);
       await keel.cancelRun(runId);
@@ -203,7 +180,7 @@ describe('agentRun', () => {
   });
 
   it('aborts the in-flight foreground request when the run is cancelled', async () => {
-    await scenario([reply.hang()], { modelMode: 'foreground' }, async ({ keel, model }) => {
+    await withScenario(server, [reply.hang()], { modelMode: 'foreground' }, async ({ keel, model }) => {
       const runId = await keel.startRun({ task: 'think hard', heartbeatTimeoutSeconds: 2 });
       await model.waitForRequests(1);
       await keel.cancelRun(runId);
@@ -239,7 +216,8 @@ describe('agentRun', () => {
         reply.calls({ name: 'add', arguments: { a: 1, b: 2, note: null }, callId: 'fixed' }),
         reply.text('1 + 2 = 3'),
       ];
-      await scenario(
+      await withScenario(
+        server,
         steps,
         {
           tools: [addTool, knownFailureTool, unknownFailureTool(secret), bigOutputTool, slow.tool],
@@ -346,14 +324,15 @@ describe('agentRun', () => {
   });
 
   it('stops with max_turns, without running the calls of the last turn', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [
         reply.calls({ name: 'echo', arguments: { text: '1' } }),
         reply.calls({ name: 'echo', arguments: { text: '2' } }),
       ],
       { tools: [echoTool] },
-      async ({ keel }) => {
-        const result = await keel.waitForResult(await keel.startRun({ task: 'loop forever', maxTurns: 2 }));
+      async ({ run }) => {
+        const { result } = await run({ task: 'loop forever', maxTurns: 2 });
         expect(result).toMatchObject({
           status: 'max_turns',
           turns: 2,
@@ -365,7 +344,8 @@ describe('agentRun', () => {
   });
 
   it('never runs the calls of an incomplete response, and ends incomplete when only text was cut off', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [
         reply.items([{ call: { name: 'echo', arguments: '{"text": "trunc' } }], { status: 'incomplete' }),
         reply.items([{ text: 'The answer is' }], {
@@ -391,7 +371,8 @@ describe('agentRun', () => {
   });
 
   it('waits as long as a 429 Retry-After asks, then succeeds', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [
         reply.error(429, 'Rate limit reached for requests', { headers: { 'retry-after': '2' } }),
         reply.text('ok'),
@@ -413,18 +394,20 @@ describe('agentRun', () => {
   });
 
   it('retries a 500 from the model server', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [reply.error(500, 'The server had an error'), reply.text('recovered')],
       {},
-      async ({ keel }) => {
-        const result = await keel.waitForResult(await keel.startRun({ task: 'flaky server' }));
+      async ({ run }) => {
+        const { result } = await run({ task: 'flaky server' });
         expect(result).toMatchObject({ status: 'completed', finalText: 'recovered' });
       },
     );
   });
 
   it('ends the run as failed with a clear reason on a 401, after one request', async () => {
-    await scenario(
+    await withScenario(
+      server,
       [reply.error(401, `Incorrect API key provided: ${TEST_API_KEY.slice(0, 8)}****************6f.`)],
       {},
       async ({ keel, model }) => {
@@ -444,7 +427,7 @@ describe('agentRun', () => {
   });
 
   it('starts one run per business key when asked to be idempotent, running or ended', async () => {
-    await scenario([reply.text('once')], {}, async ({ keel, model }) => {
+    await withScenario(server, [reply.text('once')], {}, async ({ keel, model }) => {
       const runId = `ticket-${randomUUID()}`;
       expect(await keel.startRun({ task: 'once' }, { runId, idempotent: true })).toBe(runId);
       expect(await keel.startRun({ task: 'once' }, { runId, idempotent: true })).toBe(runId);
@@ -456,7 +439,8 @@ describe('agentRun', () => {
 
   it("lets a run set a tool's timeout, and refuses a timeout for a tool it does not offer", async () => {
     const slow = blockingTool({ name: 'slow', ignoreAbort: true });
-    await scenario(
+    await withScenario(
+      server,
       [reply.calls({ name: 'slow', arguments: { label: 'x' } }), reply.text('gave up')],
       { tools: [slow.tool, echoTool] },
       async ({ keel, model }) => {
@@ -478,7 +462,7 @@ describe('agentRun', () => {
   });
 
   it('refuses an invalid input at once with a readable, non-retryable error', async () => {
-    await scenario([], {}, async ({ taskQueue }) => {
+    await withScenario(server, [], {}, async ({ taskQueue }) => {
       const handle = await server.client.workflow.start(AGENT_RUN_WORKFLOW, {
         taskQueue,
         workflowId: `invalid-${taskQueue}`,
@@ -500,7 +484,7 @@ describe('agentRun', () => {
   });
 
   it('refuses a run that names a tool the worker does not have', async () => {
-    await scenario([], { tools: [echoTool] }, async ({ keel }) => {
+    await withScenario(server, [], { tools: [echoTool] }, async ({ keel }) => {
       const error = await keel
         .waitForResult(await keel.startRun({ task: 'x', tools: ['echo', 'launch_rockets'] }))
         .catch((failure: unknown) => failure);
@@ -512,7 +496,8 @@ describe('agentRun', () => {
 
   it('cancels the running tool through its AbortSignal and ends the run as Canceled', async () => {
     const blocking = blockingTool();
-    await scenario(
+    await withScenario(
+      server,
       [reply.calls({ name: 'block', arguments: { label: 'wait' } })],
       { tools: [blocking.tool] },
       async ({ keel }) => {

@@ -5,7 +5,7 @@ import { RunUpdateRefusedError } from '../../src/client.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { keelStatus } from '../../src/workflows/search-attributes.js';
 import { connectTestServer } from '../support/harness.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import type { TestServer } from '../support/harness.js';
 import { waitForState } from '../support/run-state.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
@@ -44,7 +44,7 @@ function outputs(model: ScriptedModel, index: number): unknown[] {
 describe('human approval', () => {
   it('pauses before a call that needs approval, shows it, refuses bad updates and runs the edited call', async () => {
     const deploy = deployTool();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 50 } }), reply.text('Deployed.')],
       { tools: [deploy.tool] },
@@ -103,7 +103,7 @@ describe('human approval', () => {
 
   it('tells the model why a call was rejected, and never runs it', async () => {
     const deploy = deployTool();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls({ name: 'deploy', arguments: { service: 'db', replicas: 1 } }),
@@ -130,7 +130,7 @@ describe('human approval', () => {
 
   it('asks a conditional tool per call, runs malformed calls past nobody, and lets a run require approval for any tool', async () => {
     const guarded = guardedWriteTool();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls(
@@ -169,7 +169,7 @@ describe('human approval', () => {
   });
 
   it('refuses a run that asks approval for a tool the worker does not have', async () => {
-    await withScriptedWorker(server, [], { tools: [echoTool] }, async ({ keel, model }) => {
+    await withScenario(server, [], { tools: [echoTool] }, async ({ keel, model }) => {
       const error = await keel
         .waitForResult(await keel.startRun({ task: 'x', approvalTools: ['deploy'] }))
         .catch((caught: unknown) => caught);
@@ -182,7 +182,7 @@ describe('human approval', () => {
 
   it('gives up on an approval after approvalTimeoutSeconds and tells the model', async () => {
     const deploy = deployTool();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 1 } }),

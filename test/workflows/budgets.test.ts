@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keelStatus, keelTokens } from '../../src/workflows/search-attributes.js';
 import { connectTestServer } from '../support/harness.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import type { TestServer, TestWorkerOptions } from '../support/harness.js';
 import { executionChain, waitForState } from '../support/run-state.js';
 import { reply } from '../support/scripted-model.js';
@@ -29,7 +29,7 @@ const worker = (options: Omit<TestWorkerOptions, 'model'> = {}) => ({
 // The scripted model reports 100 + n input and 11 output tokens for its nth request (from 0).
 describe('budgets', () => {
   it('stops at the token budget with max_tokens and the usage so far; the last turn’s calls do not run', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [echo('one'), echo('two'), echo('three')],
       worker(),
@@ -47,7 +47,7 @@ describe('budgets', () => {
   });
 
   it('applies the worker’s budget to runs that set none, and the run’s own first', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [echo('a'), echo('b'), echo('c')],
       worker({ budgets: { maxTotalTokens: 100 } }),
@@ -66,7 +66,7 @@ describe('budgets', () => {
   it('prices every turn, shows the cost in state and result, and stops at the cost budget', async () => {
     // $1,000 per million tokens: a turn of 111 tokens costs $0.111.
     const prices = { 'scripted-model': { input: 1000, output: 1000 } };
-    await withScriptedWorker(
+    await withScenario(
       server,
       [echo('one'), echo('two'), echo('three')],
       worker({ prices }),
@@ -81,7 +81,7 @@ describe('budgets', () => {
   });
 
   it('refuses a cost budget for a model the worker has no price for', async () => {
-    await withScriptedWorker(server, [], worker(), async ({ keel, model }) => {
+    await withScenario(server, [], worker(), async ({ keel, model }) => {
       const runId = await keel.startRun({ task: 'spend', maxCostUsd: 1 });
       const error = await keel.waitForResult(runId).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(WorkflowFailedError);
@@ -94,7 +94,7 @@ describe('budgets', () => {
 
   it('ends with max_time at the first boundary after the time budget', async () => {
     const blocking = blockingTool();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.calls({ name: 'block', arguments: { label: 'slow' } })],
       worker({ tools: [blocking.tool] }),
@@ -110,43 +110,38 @@ describe('budgets', () => {
   });
 
   it('counts the time budget from the first execution when the run continues as new', async () => {
-    await withScriptedWorker(
-      server,
-      [echo('a'), echo('b'), reply.text('in time')],
-      worker(),
-      async ({ keel }) => {
-        const runId = await keel.startRun({
-          task: 'quick',
-          maxDurationSeconds: 60,
-          continueAsNewAfterTurns: 1,
-        });
-        expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', turns: 3 });
-        const chain = await executionChain(server.client, runId);
-        expect(chain).toHaveLength(3);
-        const timers = chain.map((execution) => {
-          const started = execution.events.find((event) => event.timerStartedEventAttributes);
-          const timeout = started?.timerStartedEventAttributes?.startToFireTimeout;
-          // The workflow's clock: the time of its first workflow task.
-          const startedAt = execution.events.find(
-            (event) => event.workflowTaskStartedEventAttributes,
-          )!.eventTime!;
-          return {
-            seconds: Number(timeout?.seconds ?? 0) + (timeout?.nanos ?? 0) / 1e9,
-            at: Number(startedAt.seconds ?? 0) + (startedAt.nanos ?? 0) / 1e9,
-          };
-        });
-        expect(timers[0]!.seconds).toBe(60);
-        // Each later execution's timer is what is left: 60 s minus the time since the first one started.
-        for (const timer of timers.slice(1)) {
-          expect(timer.seconds).toBeLessThan(60);
-          expect(timer.seconds + (timer.at - timers[0]!.at)).toBeCloseTo(60, 1);
-        }
-      },
-    );
+    await withScenario(server, [echo('a'), echo('b'), reply.text('in time')], worker(), async ({ keel }) => {
+      const runId = await keel.startRun({
+        task: 'quick',
+        maxDurationSeconds: 60,
+        continueAsNewAfterTurns: 1,
+      });
+      expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', turns: 3 });
+      const chain = await executionChain(server.client, runId);
+      expect(chain).toHaveLength(3);
+      const timers = chain.map((execution) => {
+        const started = execution.events.find((event) => event.timerStartedEventAttributes);
+        const timeout = started?.timerStartedEventAttributes?.startToFireTimeout;
+        // The workflow's clock: the time of its first workflow task.
+        const startedAt = execution.events.find(
+          (event) => event.workflowTaskStartedEventAttributes,
+        )!.eventTime!;
+        return {
+          seconds: Number(timeout?.seconds ?? 0) + (timeout?.nanos ?? 0) / 1e9,
+          at: Number(startedAt.seconds ?? 0) + (startedAt.nanos ?? 0) / 1e9,
+        };
+      });
+      expect(timers[0]!.seconds).toBe(60);
+      // Each later execution's timer is what is left: 60 s minus the time since the first one started.
+      for (const timer of timers.slice(1)) {
+        expect(timer.seconds).toBeLessThan(60);
+        expect(timer.seconds + (timer.at - timers[0]!.at)).toBeCloseTo(60, 1);
+      }
+    });
   });
 
   it('stops a wait for approval when the time budget runs out', async () => {
-    await withScriptedWorker(server, [echo('needs a yes')], worker(), async ({ keel, model }) => {
+    await withScenario(server, [echo('needs a yes')], worker(), async ({ keel, model }) => {
       const runId = await keel.startRun({ task: 'wait', approvalTools: ['echo'], maxDurationSeconds: 1 });
       await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
       expect(await keel.waitForResult(runId)).toMatchObject({ status: 'max_time', turns: 1, toolCalls: 1 });

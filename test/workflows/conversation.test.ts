@@ -4,7 +4,7 @@ import { RunUpdateRefusedError } from '../../src/client.js';
 import { keelStatus } from '../../src/workflows/search-attributes.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer } from '../support/harness.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import type { TestServer } from '../support/harness.js';
 import { waitForState } from '../support/run-state.js';
 import { reply } from '../support/scripted-model.js';
@@ -21,7 +21,7 @@ afterAll(async () => {
 describe('messages and sessions', () => {
   it('delivers a message sent mid-turn at the next turn boundary, after the observations', async () => {
     const hold = deferred();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.held(reply.calls({ name: 'echo', arguments: { text: 'a' } }), hold.promise),
@@ -57,7 +57,7 @@ describe('messages and sessions', () => {
 
   it('answers a message that arrived while the model was answering, instead of ending', async () => {
     const hold = deferred();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.held(reply.text('First answer.'), hold.promise), reply.text('Second answer.')],
       { tools: [] },
@@ -80,7 +80,7 @@ describe('messages and sessions', () => {
   });
 
   it('keeps a session open between answers, continues the same chain, and ends on request', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.text('Hello! What next?'), reply.text('Here is the plan.')],
       { tools: [echoTool] },
@@ -109,7 +109,7 @@ describe('messages and sessions', () => {
   });
 
   it('ends an idle session after idleTimeoutSeconds, and refuses session-only requests elsewhere', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.text('Anything else?'), reply.text('plain')],
       { tools: [] },
@@ -128,7 +128,7 @@ describe('messages and sessions', () => {
   });
 
   it('cancels an idle session: it ends as Canceled and says so in its search attributes', async () => {
-    await withScriptedWorker(server, [reply.text('Waiting for you.')], { tools: [] }, async ({ keel }) => {
+    await withScenario(server, [reply.text('Waiting for you.')], { tools: [] }, async ({ keel }) => {
       const runId = await keel.startRun({ task: 'wait', session: true });
       await waitForState(keel, runId, (state) => state.phase === 'idle');
       await keel.cancelRun(runId);
@@ -141,7 +141,7 @@ describe('messages and sessions', () => {
   });
 
   it('refuses an idle timeout for a run that is not a session before starting anything', async () => {
-    await withScriptedWorker(server, [], { tools: [] }, async ({ keel }) => {
+    await withScenario(server, [], { tools: [] }, async ({ keel }) => {
       await expect(keel.startRun({ task: 'hi', idleTimeoutSeconds: 5 })).rejects.toThrow(
         'idleTimeoutSeconds: applies only to a session: set session to true as well',
       );

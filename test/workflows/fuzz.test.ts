@@ -13,7 +13,7 @@ import type { HistoryEvent } from '../support/history.js';
 import { waitForState } from '../support/run-state.js';
 import { reply } from '../support/scripted-model.js';
 import type { RecordedRequest, ScriptStep } from '../support/scripted-model.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import { hasCompletedWorkflowTask, settle } from '../support/settle.js';
 import type { Settled } from '../support/settle.js';
 import { deployTool, echoTool } from '../support/test-tools.js';
@@ -133,7 +133,7 @@ describe('fuzzing agentRun', () => {
       [{ task: 'Echo, then answer.', continueAsNewAfterTurns: 1, conversation: 'stateless', session: true }],
       ...Array.from({ length: RUNS }, () => fuzzedArguments(fuzz)),
     ];
-    await withScriptedWorker(
+    await withScenario(
       server,
       hostileModel,
       { tools: [echoTool], allStepsUsed: false },
@@ -223,7 +223,7 @@ describe('fuzzing agentRun', () => {
     const fuzz = new Fuzz(SEED + 1);
     const deploy = deployTool();
     const names = ['send', 'approve', 'reject', 'endSession', 'cancel', 'state', 'x', ...PROTOTYPE_KEYS];
-    await withScriptedWorker(
+    await withScenario(
       server,
       (request) =>
         request.index === 0

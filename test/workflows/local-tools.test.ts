@@ -7,7 +7,7 @@ import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { historyEvents } from '../support/history.js';
 import { reply } from '../support/scripted-model.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -28,7 +28,7 @@ const upper = defineTool({
 
 describe('local tools', () => {
   it('run as local activities: no activity task of their own, the same observation for the model', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.calls({ name: 'upper', arguments: { text: 'quiet' } }), reply.text('QUIET')],
       { tools: [upper] },
@@ -70,7 +70,7 @@ describe('local tools', () => {
           });
         }),
     });
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.calls({ name: 'wait_local', arguments: {} })],
       { tools: [waiting] },

@@ -10,7 +10,7 @@ import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { waitForState } from '../support/run-state.js';
 import { reply } from '../support/scripted-model.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import { settle } from '../support/settle.js';
 import { deployTool, echoTool } from '../support/test-tools.js';
 
@@ -48,7 +48,7 @@ function refusals(events: readonly RunEvent[]): Array<{ signal: string; reason: 
 
 describe('arguments a run cannot use', () => {
   it('fails a run started with a second input at once as KeelError.InvalidInput, with no failed workflow task', async () => {
-    await withScriptedWorker(server, [], { tools: [echoTool] }, async ({ taskQueue, model }) => {
+    await withScenario(server, [], { tools: [echoTool] }, async ({ taskQueue, model }) => {
       const runId = await startRaw(taskQueue, [{ task: 'x' }, { task: 'y' }]);
       const settled = await settle(server.client, runId);
       expect(settled).toMatchObject({
@@ -80,21 +80,21 @@ describe('arguments a run cannot use', () => {
       queue: ['a message nobody sent'],
       ending: false,
     };
-    await withScriptedWorker(server, [], { tools: [echoTool] }, async ({ taskQueue }) => {
+    await withScenario(server, [], { tools: [echoTool] }, async ({ taskQueue }) => {
       const settled = await settle(server.client, await startRaw(taskQueue, [{ task: 'x' }, carried]));
       expect(settled).toMatchObject({ status: 'FAILED', failureType: 'KeelError.InvalidInput' });
     });
   });
 
   it('takes null for an absent second argument, as some SDKs write it', async () => {
-    await withScriptedWorker(server, [reply.text('done')], { tools: [echoTool] }, async ({ taskQueue }) => {
+    await withScenario(server, [reply.text('done')], { tools: [echoTool] }, async ({ taskQueue }) => {
       const settled = await settle(server.client, await startRaw(taskQueue, [{ task: 'x' }, null]));
       expect(settled.status).toBe('COMPLETED');
     });
   });
 
   it('fails a run with more than two arguments', async () => {
-    await withScriptedWorker(server, [], { tools: [echoTool] }, async ({ taskQueue }) => {
+    await withScenario(server, [], { tools: [echoTool] }, async ({ taskQueue }) => {
       const settled = await settle(server.client, await startRaw(taskQueue, [{ task: 'x' }, null, 'z']));
       expect(settled).toMatchObject({ status: 'FAILED', failureType: 'KeelError.InvalidInput' });
       expect(settled.failureMessage).toContain('but was started with 3');
@@ -102,7 +102,7 @@ describe('arguments a run cannot use', () => {
   });
 
   it('answers a model that calls tools named after Object.prototype members, with toolTimeouts set', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls(
@@ -130,7 +130,7 @@ describe('arguments a run cannot use', () => {
   });
 
   it('refuses a maxCostUsd for a model named after an Object.prototype member, which has no price', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [],
       { tools: [echoTool], prices: { 'scripted-model': { input: 1, output: 1 } } },
@@ -148,7 +148,7 @@ describe('arguments a run cannot use', () => {
 
 describe('updates', () => {
   it('refuses an invalid update as a non-retryable KeelError.InvalidUpdate', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.text('first answer'), reply.text('second answer')],
       { tools: [echoTool] },
@@ -200,7 +200,7 @@ describe('updates', () => {
 
 describe('signals', () => {
   it('delivers send and endSession signals as the updates would, and records every other signal as refused', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.text('first answer'), reply.text('second answer')],
       { tools: [echoTool] },
@@ -244,7 +244,7 @@ describe('signals', () => {
 
   it('approves and rejects calls through signals, refusing a decision for a call that does not wait', async () => {
     const deploy = deployTool();
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls({ name: 'deploy', arguments: { service: 'api', replicas: 2 } }),

@@ -4,7 +4,7 @@ import { PAYLOAD_BYTES_LIMIT } from '../../src/contract/defaults.js';
 import { utf8Bytes } from '../../src/contract/payload.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { connectTestServer } from '../support/harness.js';
-import { withScriptedWorker } from '../support/scripted-worker.js';
+import { withScenario } from '../support/scenario.js';
 import type { TestServer } from '../support/harness.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
 import { reply } from '../support/scripted-model.js';
@@ -34,7 +34,7 @@ function outputs(model: ScriptedModel, index: number): Array<Record<string, unkn
 
 describe('payload guards', () => {
   it('shares the payload between large results of one turn, so the next model turn can still be sent', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [
         reply.calls(
@@ -68,7 +68,7 @@ describe('payload guards', () => {
   });
 
   it('cuts one result whose JSON outgrows the payload limit inside the activity, instead of failing its completion forever', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.calls({ name: 'repeat', arguments: { unit: '\u0001', count: 450_000 } }), reply.text('ok')],
       { tools: [repeatTool] },
@@ -88,7 +88,7 @@ describe('payload guards', () => {
   });
 
   it('fails the run at once, not retrying, when the model’s output is larger than a payload may be', async () => {
-    await withScriptedWorker(
+    await withScenario(
       server,
       [reply.text('x'.repeat(2_200_000))],
       { tools: [] },

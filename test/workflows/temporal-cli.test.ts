@@ -2,12 +2,13 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
-import { connectTestServer, withTestWorker } from '../support/harness.js';
+import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { deferred } from '../support/deferred.js';
 import { schemaErrors } from '../support/published-schemas.js';
-import { reply, ScriptedModel } from '../support/scripted-model.js';
-import type { ScriptStep } from '../support/scripted-model.js';
+import { withScenario } from '../support/scenario.js';
+import { reply } from '../support/scripted-model.js';
+import type { ScriptedModel } from '../support/scripted-model.js';
 import { echoTool } from '../support/test-tools.js';
 
 /** What one `temporal` command printed, and how it exited. */
@@ -69,14 +70,9 @@ async function temporalJson(args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse((await temporalOk([...args, '--output', 'json'])).stdout) as Record<string, unknown>;
 }
 
-/** `temporal workflow start` of an agent run with one JSON input argument; returns the run id Temporal gave it. */
-async function startWithCli(
-  workflowId: string,
-  taskQueue: string,
-  input: unknown,
-  flags: string[] = [],
-): Promise<string> {
-  const started = await temporalJson([
+/** The `temporal workflow start` arguments for an agent run with one JSON input argument. */
+function startArguments(workflowId: string, taskQueue: string, input: unknown, flags: string[]): string[] {
+  return [
     'workflow',
     'start',
     '--type',
@@ -88,7 +84,17 @@ async function startWithCli(
     '--input',
     JSON.stringify(input),
     ...flags,
-  ]);
+  ];
+}
+
+/** `temporal workflow start` of an agent run with one JSON input argument; returns the run id Temporal gave it. */
+async function startWithCli(
+  workflowId: string,
+  taskQueue: string,
+  input: unknown,
+  flags: string[] = [],
+): Promise<string> {
+  const started = await temporalJson(startArguments(workflowId, taskQueue, input, flags));
   expect(started).toMatchObject({ workflowId, type: AGENT_RUN_WORKFLOW, taskQueue });
   return started.runId as string;
 }
@@ -108,22 +114,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Runs `body` with a worker on its own task queue and a scripted model, and checks the script was used exactly. */
-async function withCliScenario<T>(
-  steps: ScriptStep[],
-  body: (context: { taskQueue: string; model: ScriptedModel }) => Promise<T>,
-): Promise<T> {
-  const model = await ScriptedModel.start(steps);
-  try {
-    const result = await withTestWorker(server, { model, tools: [echoTool] }, ({ taskQueue }) =>
-      body({ taskQueue, model }),
-    );
-    model.assertDone();
-    return result;
-  } finally {
-    await model.close();
-  }
-}
+/** The worker every scenario here runs: runs started from the CLI may use `echo`. */
+const cliWorker = { tools: [echoTool] };
 
 describe('agentRun through the temporal CLI', () => {
   describe('a run started with `temporal workflow start` and a JSON input', () => {
@@ -140,8 +132,10 @@ describe('agentRun through the temporal CLI', () => {
     let rawState: unknown;
 
     beforeAll(async () => {
-      await withCliScenario(
+      await withScenario(
+        server,
         [reply.calls({ name: 'echo', arguments: { text: 'hello' } }), reply.text('Echoed: hello.')],
+        cliWorker,
         async (context) => {
           model = context.model;
           await startWithCli(workflowId, context.taskQueue, input);
@@ -198,7 +192,7 @@ describe('agentRun through the temporal CLI', () => {
     const invalid = { task: '   ', maxTurns: 0, colour: 'blue' };
     // A client that validates against the published schema would have caught it before starting.
     expect(schemaErrors('run-input.schema.json', invalid)).not.toEqual([]);
-    await withCliScenario([], async ({ taskQueue }) => {
+    await withScenario(server, [], cliWorker, async ({ taskQueue }) => {
       const workflowId = `invalid-${randomUUID()}`;
       await startWithCli(workflowId, taskQueue, invalid);
       const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
@@ -215,7 +209,7 @@ describe('agentRun through the temporal CLI', () => {
   });
 
   it('fails a run started with two --input flags at once, and a cancel is not needed to end it', async () => {
-    await withCliScenario([], async ({ taskQueue }) => {
+    await withScenario(server, [], cliWorker, async ({ taskQueue }) => {
       const workflowId = `two-inputs-${randomUUID()}`;
       await startWithCli(workflowId, taskQueue, { task: 'x' }, ['--input', JSON.stringify({ task: 'y' })]);
       const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
@@ -230,8 +224,10 @@ describe('agentRun through the temporal CLI', () => {
   });
 
   it('takes a message sent with `temporal workflow signal --name send`, and records an unknown signal as refused', async () => {
-    await withCliScenario(
+    await withScenario(
+      server,
       [reply.text('First answer.'), reply.text('Second answer.')],
+      cliWorker,
       async ({ taskQueue, model }) => {
         const workflowId = `signal-${randomUUID()}`;
         await startWithCli(workflowId, taskQueue, { task: 'Answer, then wait.', session: true });
@@ -267,49 +263,55 @@ describe('agentRun through the temporal CLI', () => {
 
   it('answers a retried start with the same business key with the first run, running or finished', async () => {
     const answer = deferred();
-    await withCliScenario([reply.held(reply.text('Done once.'), answer.promise)], async ({ taskQueue }) => {
-      const workflowId = `ticket-4712-${randomUUID()}`;
-      const idempotent = ['--id-conflict-policy', 'UseExisting', '--id-reuse-policy', 'RejectDuplicate'];
-      const input = { task: 'Do this once.' };
-      const first = await startWithCli(workflowId, taskQueue, input, idempotent);
-      expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
-      answer.resolve();
-      const finished = await temporalJson(['workflow', 'result', '--workflow-id', workflowId]);
-      expect(finished).toMatchObject({ runId: first, status: 'COMPLETED' });
-      expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
-      const refused = await temporal([
-        'workflow',
-        'start',
-        '--type',
-        AGENT_RUN_WORKFLOW,
-        '--task-queue',
-        taskQueue,
-        '--workflow-id',
-        workflowId,
-        '--input',
-        JSON.stringify(input),
-        ...idempotent,
-        '--fail-existing',
-      ]);
-      expect(refused.exitCode).not.toBe(0);
-      expect(refused.stderr).toMatch(/already finished/i);
-    });
+    await withScenario(
+      server,
+      [reply.held(reply.text('Done once.'), answer.promise)],
+      cliWorker,
+      async ({ taskQueue }) => {
+        const workflowId = `ticket-4712-${randomUUID()}`;
+        const idempotent = ['--id-conflict-policy', 'UseExisting', '--id-reuse-policy', 'RejectDuplicate'];
+        const input = { task: 'Do this once.' };
+        const first = await startWithCli(workflowId, taskQueue, input, idempotent);
+        expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
+        answer.resolve();
+        const finished = await temporalJson(['workflow', 'result', '--workflow-id', workflowId]);
+        expect(finished).toMatchObject({ runId: first, status: 'COMPLETED' });
+        expect(await startWithCli(workflowId, taskQueue, input, idempotent)).toBe(first);
+        const refused = await temporal(
+          startArguments(workflowId, taskQueue, input, [...idempotent, '--fail-existing']),
+        );
+        expect(refused.exitCode).not.toBe(0);
+        expect(refused.stderr).toMatch(/already finished/i);
+      },
+    );
   });
 
   it('cancels a run with `temporal workflow cancel`: the model call is cancelled and the run ends Canceled', async () => {
     const never = new Promise<never>(() => undefined);
-    await withCliScenario([reply.held(reply.text('too late'), never)], async ({ taskQueue, model }) => {
-      const workflowId = `cancel-${randomUUID()}`;
-      await startWithCli(workflowId, taskQueue, { task: 'Think hard.', heartbeatTimeoutSeconds: 2 });
-      await model.waitUntil(() => model.retrievals.length > 0);
-      await temporalOk(['workflow', 'cancel', '--workflow-id', workflowId]);
-      const output = await temporal(['workflow', 'result', '--workflow-id', workflowId, '--output', 'json']);
-      expect(output.exitCode).not.toBe(0);
-      expect(JSON.parse(output.stdout)).toMatchObject({ status: 'CANCELED' });
-      // The run ends at once; the model call hears of it with its activity's next heartbeat.
-      await model.waitUntil(() => model.cancellations.length > 0);
-      expect(model.cancellations).toEqual(['resp_1']);
-    });
+    await withScenario(
+      server,
+      [reply.held(reply.text('too late'), never)],
+      cliWorker,
+      async ({ taskQueue, model }) => {
+        const workflowId = `cancel-${randomUUID()}`;
+        await startWithCli(workflowId, taskQueue, { task: 'Think hard.', heartbeatTimeoutSeconds: 2 });
+        await model.waitUntil(() => model.retrievals.length > 0);
+        await temporalOk(['workflow', 'cancel', '--workflow-id', workflowId]);
+        const output = await temporal([
+          'workflow',
+          'result',
+          '--workflow-id',
+          workflowId,
+          '--output',
+          'json',
+        ]);
+        expect(output.exitCode).not.toBe(0);
+        expect(JSON.parse(output.stdout)).toMatchObject({ status: 'CANCELED' });
+        // The run ends at once; the model call hears of it with its activity's next heartbeat.
+        await model.waitUntil(() => model.cancellations.length > 0);
+        expect(model.cancellations).toEqual(['resp_1']);
+      },
+    );
   });
 });
 
