@@ -13,6 +13,8 @@ export function callFailure(
   logger: Logger,
 ): ToolError {
   if (error instanceof McpError) {
+    // Open on purpose: a server may answer with any JSON-RPC code, known to the SDK or not.
+    // eslint-disable-next-line @typescript-eslint/switch-exhaustiveness-check
     switch (error.code as ErrorCode) {
       case ErrorCode.ConnectionClosed:
         logger.warn(`MCP server ${where.server} stopped during a call of ${where.tool}`, {

@@ -3,7 +3,6 @@ import { DEFAULT_TOOL_TIMEOUT_SECONDS } from '../contract/defaults.js';
 import type { Logger } from '../logger.js';
 import type { ArgumentsResult, Tool, ToolContext, ToolOutput } from '../tools/define-tool.js';
 import { prepareArguments } from '../tools/strict-schema.js';
-import type { JsonSchema } from '../tools/strict-schema.js';
 import { ToolError } from '../tools/tool-error.js';
 import { compileArgumentValidator } from './argument-validator.js';
 import { callFailure } from './call-failure.js';
@@ -27,9 +26,7 @@ export function createMcpTool(
   logger: Logger,
 ): Tool {
   const config = connection.config;
-  const { parameters, strict, schema, notStrictBecause } = mcpToolParameters(
-    definition.inputSchema as JsonSchema,
-  );
+  const { parameters, strict, schema, notStrictBecause } = mcpToolParameters(definition.inputSchema);
   const validate = compileArgumentValidator(schema, definition.inputSchema.$schema);
   if (!strict) logger.info(`MCP tool ${name} is offered without strict mode (${notStrictBecause})`);
   const approval =

@@ -48,6 +48,8 @@ export class McpServerConnection {
   readonly #config: McpServerConfig;
   readonly #logger: Logger;
   #session: Promise<Session> | undefined;
+  /** The started session {@link #session} resolved to, once it has. */
+  #live: Session | undefined;
   #closed = false;
 
   constructor(config: McpServerConfig, logger: Logger) {
@@ -111,6 +113,7 @@ export class McpServerConnection {
     this.#closed = true;
     const session = await this.#session?.catch(() => undefined);
     this.#session = undefined;
+    this.#live = undefined;
     if (session !== undefined) await endSession(session);
   }
 
@@ -163,20 +166,17 @@ export class McpServerConnection {
       await endSession(session);
       throw new Error(`the connection to MCP server ${this.name} is closed`);
     }
+    this.#live = session;
     return session;
   }
 
   /** Forgets a session (if it is still the current one) and ends it in the background. */
   #drop(session: Session): void {
-    void this.#session?.then(
-      (current) => {
-        if (current !== session) return;
-        this.#session = undefined;
-        endSession(session).catch((error: unknown) =>
-          this.#logger.warn(`MCP server ${this.name} did not close cleanly`, { error }),
-        );
-      },
-      () => undefined,
+    if (this.#live !== session) return;
+    this.#live = undefined;
+    this.#session = undefined;
+    endSession(session).catch((error: unknown) =>
+      this.#logger.warn(`MCP server ${this.name} did not close cleanly`, { error }),
     );
   }
 

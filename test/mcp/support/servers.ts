@@ -22,7 +22,7 @@ export const FILESYSTEM_SERVER = path.join(modules, 'server-filesystem/dist/inde
 /** The entry point of `@modelcontextprotocol/server-everything`, as installed. */
 export const EVERYTHING_SERVER = path.join(modules, 'server-everything/dist/index.js');
 /** A pass-through that copies what the client sends to stderr (see the script). */
-export const STDIO_TAP = fileURLToPath(new URL('./stdio-tap.mjs', import.meta.url));
+export const STDIO_TAP = fileURLToPath(new URL('./stdio-tap.ts', import.meta.url));
 
 /** server-filesystem over stdio, allowed to touch `directory` only. */
 export function filesystemServer(
@@ -43,7 +43,7 @@ export function everythingServer(
   return {
     name,
     command: process.execPath,
-    args: tap === true ? [STDIO_TAP, process.execPath, ...args] : args,
+    args: tap === true ? ['--import', 'tsx', STDIO_TAP, process.execPath, ...args] : args,
     ...rest,
   };
 }
@@ -112,7 +112,7 @@ export async function startHttpEverythingServer(): Promise<HttpServer> {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: child.stderr! });
+    const lines = createInterface({ input: child.stderr });
     lines.on('line', (line) => {
       if (line.includes(`listening on port ${port}`)) resolve();
     });

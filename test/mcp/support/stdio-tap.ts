@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 const [command, ...args] = process.argv.slice(2);
+if (command === undefined) throw new Error('usage: stdio-tap <command> [args…]');
 const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => {
   process.stderr.write(`tap> ${line}\n`);
@@ -13,4 +14,4 @@ createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line)
 process.stdin.on('end', () => child.stdin.end());
 child.stdout.pipe(process.stdout);
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-for (const name of ['SIGTERM', 'SIGINT']) process.on(name, () => child.kill(name));
+for (const name of ['SIGTERM', 'SIGINT'] as const) process.on(name, () => child.kill(name));
