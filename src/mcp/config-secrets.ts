@@ -4,17 +4,17 @@ import { isStdioServer } from './server-config.js';
 import type { McpServerConfig } from './server-config.js';
 
 /**
- * The values in MCP server configurations that must never reach the model, history or logs: every
- * `env` value and every header value (credentials, almost always, and the cost of redacting a harmless
- * one is small), the token of an `Authorization: Bearer …` header on its own, and credentials inside
- * a URL or an argument (`https://user:pw@host`, `?token=…`).
+ * The values in MCP server configurations that must never reach the model, history or logs: `env`
+ * values judged as the worker judges its own environment (by a credential-like name such as
+ * `GITHUB_TOKEN`, or a password inside a URL), every header value (credentials, almost always), the
+ * token of an `Authorization: Bearer …` header on its own, and credentials inside the URL or an
+ * argument (`https://user:pw@host`, `?token=…`).
  */
 export function mcpConfigSecrets(configs: readonly McpServerConfig[]): string[] {
   const secrets: string[] = [];
   for (const config of configs) {
     if (isStdioServer(config)) {
-      const env = config.env ?? {};
-      secrets.push(...Object.values(env), ...secretsFromEnvironment(env));
+      secrets.push(...secretsFromEnvironment(config.env ?? {}));
       for (const arg of config.args ?? []) secrets.push(...secretsInValue(arg));
     } else {
       for (const value of Object.values(config.headers ?? {})) {
