@@ -14,6 +14,8 @@ import type { WorkerConfig } from './config.js';
 import type { RunBudgets, RunLimits } from './contract/run-input.js';
 import type { ModelPrice } from './contract/usage.js';
 import type { Logger } from './logger.js';
+import { McpServers } from './mcp/mcp-servers.js';
+import type { McpServerConfig } from './mcp/server-config.js';
 import type { PollSchedule } from './model/background.js';
 import { API_KEY_PLACEHOLDER, createOpenAIClient } from './model/client.js';
 import type { ModelMode } from './model/config.js';
@@ -114,6 +116,12 @@ export interface KeelWorkerOptions {
   tools?: readonly Tool[];
   /** Names of the tools to enable (`KEEL_TOOLS`); all of `tools` when absent. */
   enabledTools?: readonly string[];
+  /**
+   * MCP servers whose tools the worker offers beside `tools` (as `<server>__<tool>`, filtered by each
+   * server's `allowTools`, not by `enabledTools`): listed once when the worker is created, closed when
+   * it stops.
+   */
+  mcpServers?: readonly McpServerConfig[];
   /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
   limits?: Partial<RunLimits>;
   /** Whether the namespace has Keel's search attributes (see `ensureSearchAttributes`). */
@@ -159,11 +167,27 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     ],
     { commands: (options.tools ?? builtinTools).some((tool) => tool.name === 'run_command') },
   );
+  const mcp =
+    options.mcpServers === undefined || options.mcpServers.length === 0
+      ? undefined
+      : new McpServers(options.mcpServers, options.logger ? { logger: options.logger } : {});
+  const mcpTools = mcp === undefined ? [] : await mcp.listTools().catch(closeAndThrow(mcp));
+  let registry: ToolRegistry;
+  try {
+    registry = new ToolRegistry([
+      ...enableTools(options.tools ?? builtinTools, options.enabledTools),
+      ...mcpTools,
+    ]);
+  } catch (error) {
+    await mcp?.close();
+    throw error;
+  }
   const sanitizer = createSanitizer({
     // The model key counts even when it came from elsewhere than the environment (a vault, a file).
     secrets: [
       ...secretsFromEnvironment(),
       ...(options.secrets ?? []),
+      ...(mcp?.secrets() ?? []),
       ...(options.openai.apiKey === API_KEY_PLACEHOLDER || !options.openai.apiKey
         ? []
         : [options.openai.apiKey]),
@@ -175,7 +199,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     ],
   });
   const activities = createActivities({
-    registry: new ToolRegistry(enableTools(options.tools ?? builtinTools, options.enabledTools)),
+    registry,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.prices ? { prices: options.prices } : {}),
@@ -191,7 +215,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
       options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  return Worker.create({
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue,
@@ -200,7 +224,30 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...options.workerOptions,
+  }).catch(async (error: unknown) => {
+    await mcp?.close();
+    throw error;
   });
+  if (mcp !== undefined) {
+    // The MCP server processes live as long as the worker runs (`runUntil` goes through `run` too).
+    const run = worker.run.bind(worker);
+    worker.run = async () => {
+      try {
+        await run();
+      } finally {
+        await mcp.close();
+      }
+    };
+  }
+  return worker;
+}
+
+/** A rejection handler that closes the MCP servers before passing the error on. */
+function closeAndThrow(mcp: McpServers): (error: unknown) => Promise<never> {
+  return async (error) => {
+    await mcp.close();
+    throw error;
+  };
 }
 
 /** The tools named in `enabled` (all when absent); an unknown name is a configuration error. */
