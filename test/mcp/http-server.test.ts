@@ -70,7 +70,7 @@ describe('server-everything over Streamable HTTP', () => {
 });
 
 describe('an unreachable Streamable HTTP server', () => {
-  it('makes a call a tool error without details, which go to the worker log', async () => {
+  it('makes a call a tool error without details, which go to the worker log, and reconnects once it is back', async () => {
     const own = await startHttpEverythingServer();
     const logger = new RecordingLogger();
     const mcp = new McpServers([{ name: 'gone', url: own.url }], { logger });
@@ -88,6 +88,16 @@ describe('an unreachable Streamable HTTP server', () => {
     expect(logger.entries.some((entry) => entry.level === 'error' && entry.message.includes('gone'))).toBe(
       true,
     );
+
+    // A server back at the same address gets a new session on the next call.
+    const back = await startHttpEverythingServer(own.port);
+    try {
+      const next = await executeToolCall(callOf('gone__echo', { message: 'back again' }), deps);
+      expect(next).toEqual({ callId: 'call_1', ok: true, output: 'Echo: back again' });
+    } finally {
+      await mcp.close();
+      await back.stop();
+    }
   });
 
   it('refuses to list the tools of a server that is not there', async () => {

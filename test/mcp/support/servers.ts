@@ -95,17 +95,18 @@ export function isAlive(pid: number): boolean {
 /** server-everything over Streamable HTTP, started by the test on a free port. */
 export interface HttpServer {
   url: string;
+  port: number;
   process: ChildProcess;
   stop(): Promise<void>;
 }
 
 /**
- * Starts server-everything's Streamable HTTP transport on a port that was free, and resolves once
+ * Starts server-everything's Streamable HTTP transport on `port` (one that was free when absent), and resolves once
  * this very process says it listens on that port (a port taken by someone else in between makes it
  * exit instead, and the start fails).
  */
-export async function startHttpEverythingServer(): Promise<HttpServer> {
-  const port = await freePort();
+export async function startHttpEverythingServer(port?: number): Promise<HttpServer> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -124,6 +125,7 @@ export async function startHttpEverythingServer(): Promise<HttpServer> {
   });
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    port,
     process: child,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
