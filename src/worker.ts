@@ -95,7 +95,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
   const { connection, namespace, taskQueue, workflowBundle, workerOptions, ...keelOptions } = options;
   const plugin = new KeelPlugin(keelOptions);
   await plugin.prepare();
-  return Worker.create({
+  return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
@@ -104,6 +104,9 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...workerOptions,
     plugins: [plugin, ...(workerOptions?.plugins ?? [])],
+  }).catch(async (error: unknown) => {
+    await plugin.close();
+    throw error;
   });
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { RunBudgets, RunLimits } from '../contract/run-input.js';
 import { ModelPrice } from '../contract/usage.js';
 import type { Logger } from '../logger.js';
+import { McpServerConfig } from '../mcp/server-config.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
 
@@ -47,6 +48,11 @@ export const KeelOptions = z.object({
    * The tools to offer. Absent: the built-in file tools over `workspace`, when one is given, else none.
    */
   tools: z.array(ToolValue).readonly().optional(),
+  /**
+   * MCP servers whose tools the worker offers, as `<server>__<tool>`: stdio (`command`) or Streamable
+   * HTTP (`url`), each with its own `allowTools`, `needsApproval` and `timeoutSeconds` (docs/mcp.md).
+   */
+  mcpServers: z.array(McpServerConfig).readonly().optional(),
   /** Names of the tools to enable (`KEEL_TOOLS`): all of `tools` when absent. */
   enabledTools: z.array(z.string()).readonly().optional(),
   /** The directory the built-in file tools work in, and which Keel's own records must stay out of. */

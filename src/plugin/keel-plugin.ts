@@ -7,7 +7,7 @@ import { formatIssues } from '../contract/format-issues.js';
 import { KeelOptions } from './keel-options.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
 import { prepareActivities } from './prepare.js';
-import type { PreparedActivities } from './prepare.js';
+import type { Prepared } from './prepare.js';
 
 /**
  * Keel on a Temporal worker you already run: `Worker.create({ plugins: [new KeelPlugin({...})] })`
@@ -18,7 +18,7 @@ import type { PreparedActivities } from './prepare.js';
 export class KeelPlugin extends SimplePlugin {
   /** The options, checked and with their defaults. */
   readonly keelOptions: ResolvedKeelOptions;
-  #prepared: Promise<PreparedActivities> | undefined;
+  #prepared: Promise<Prepared> | undefined;
 
   constructor(options: KeelOptions) {
     const parsed = KeelOptions.safeParse(options);
@@ -38,15 +38,29 @@ export class KeelPlugin extends SimplePlugin {
    * Opens the workspace and runs the start-up checks, once: rejects with a `ConfigError` saying what
    * to fix. The worker calls it before it polls; call it yourself to fail before `Worker.create`.
    */
-  prepare(): Promise<PreparedActivities> {
+  prepare(): Promise<Prepared> {
     this.#prepared ??= prepareActivities(this.keelOptions);
     return this.#prepared;
   }
 
-  /** Prepares before the worker polls, so a misconfigured worker never takes a task. */
+  /**
+   * Stops what {@link prepare} started (the MCP server processes). The worker does it when it stops;
+   * call it yourself for a plugin whose worker never ran.
+   */
+  async close(): Promise<void> {
+    const prepared = this.#prepared;
+    this.#prepared = undefined;
+    await (await prepared?.catch(() => undefined))?.close();
+  }
+
+  /** Prepares before the worker polls, so a misconfigured worker never takes a task; closes after it. */
   override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     await this.prepare();
-    await super.runWorker(worker, next);
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      await this.close();
+    }
   }
 }
 
@@ -54,10 +68,7 @@ export class KeelPlugin extends SimplePlugin {
  * The worker's activities with Keel's added: each under its prefixed name, and under the name runs
  * recorded before the prefix schedule unless the worker has an activity of that name itself.
  */
-function withKeelActivities(
-  existing: object | undefined,
-  prepared: () => Promise<PreparedActivities>,
-): object {
+function withKeelActivities(existing: object | undefined, prepared: () => Promise<Prepared>): object {
   const own = (existing ?? {}) as Record<string, unknown>;
   const added: Record<string, unknown> = {};
   for (const name of Object.keys(ACTIVITY_NAMES) as KeelActivityName[]) {
@@ -67,7 +78,7 @@ function withKeelActivities(
       );
     }
     const forward = async (...args: unknown[]): Promise<unknown> => {
-      const activities = await prepared();
+      const { activities } = await prepared();
       return (activities[name] as (...args: unknown[]) => Promise<unknown>)(...args);
     };
     added[ACTIVITY_NAMES[name]] = forward;

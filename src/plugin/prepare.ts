@@ -8,19 +8,38 @@ import { createSanitizer, secretsFromEnvironment } from '../safety/sanitize.js';
 import { editFile, listDirectory, readFile, searchFiles, writeFile } from '../tools/builtin/index.js';
 import type { Tool } from '../tools/define-tool.js';
 import { FileIdempotencyStore } from '../tools/idempotency.js';
+import { McpServers } from '../mcp/mcp-servers.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { Workspace } from '../tools/workspace.js';
 import { refuseUnprotectedKeelDirectories } from '../tools/workspace-keel-state.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
 
-/** Keel's activities once their dependencies are ready, keyed by their short names. */
-export type PreparedActivities = ReturnType<typeof createActivities>;
+/** Keel's activities once their dependencies are ready, and what must be closed with the worker. */
+export interface Prepared {
+  /** The activities, keyed by their short names. */
+  activities: ReturnType<typeof createActivities>;
+  /** Stops the MCP server processes and sessions. */
+  close(): Promise<void>;
+}
 
 /**
  * Opens what the activities need (the workspace, the side-effect store) and checks what must hold
  * before a worker polls: Keel's own records are not inside the workspace where a tool could write them.
  */
-export async function prepareActivities(options: ResolvedKeelOptions): Promise<PreparedActivities> {
+export async function prepareActivities(options: ResolvedKeelOptions): Promise<Prepared> {
+  const mcp =
+    options.mcpServers === undefined || options.mcpServers.length === 0
+      ? undefined
+      : new McpServers(options.mcpServers, options.logger ? { logger: options.logger } : {});
+  try {
+    return await prepareWith(options, mcp);
+  } catch (error) {
+    await mcp?.close();
+    throw error;
+  }
+}
+
+async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undefined): Promise<Prepared> {
   const workspace = await Workspace.open(options.workspace ?? process.cwd(), {
     ...(options.workspaceProtect ? { protect: options.workspaceProtect } : {}),
   }).catch((error: unknown) => {
@@ -52,6 +71,7 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
     secrets: [
       ...secretsFromEnvironment(),
       ...(options.secrets ?? []),
+      ...(mcp?.secrets() ?? []),
       ...(apiKey === API_KEY_PLACEHOLDER || !apiKey ? [] : [apiKey]),
     ],
     paths: [
@@ -60,13 +80,15 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
       { path: homedir(), label: '~' },
     ],
   });
+  // MCP tools are chosen by each server's `allowTools`, not by `enabledTools`.
+  const mcpTools = mcp === undefined ? [] : await mcp.listTools();
   let registry: ToolRegistry;
   try {
-    registry = new ToolRegistry(enableTools(tools, options.enabledTools));
+    registry = new ToolRegistry([...enableTools(tools, options.enabledTools), ...mcpTools]);
   } catch (error) {
     throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
   }
-  return createActivities({
+  const activities = createActivities({
     registry,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.budgets ? { budgets: options.budgets } : {}),
@@ -84,6 +106,7 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
       options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
     ...(options.logger ? { logger: options.logger } : {}),
   });
+  return { activities, close: async () => mcp?.close() };
 }
 
 const fileTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];

@@ -54,6 +54,19 @@ export function toStrictParameters(schema: z.ZodObject): JsonSchema {
   return strictify(json, '(root)');
 }
 
+/**
+ * Strict parameters from a plain JSON Schema that did not come from zod (an MCP server's): the same
+ * rewriting as {@link toStrictParameters}. Throws a {@link StrictSchemaError} when strict mode cannot
+ * express it; the input is not changed.
+ */
+export function toStrictJsonSchema(schema: JsonSchema): JsonSchema {
+  const json = structuredClone(schema);
+  if (json.type !== 'object' || json.anyOf !== undefined) {
+    throw new StrictSchemaError('the root of a tool schema must be an object');
+  }
+  return strictify(json, '(root)');
+}
+
 function strictify(node: JsonSchema, path: string): JsonSchema {
   for (const keyword of UNSUPPORTED) {
     if (keyword in node) {
