@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { cliEnvironment } from '../support/cli.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -32,6 +31,20 @@ interface PackJson {
   files: PackedFile[];
 }
 
+/**
+ * The environment of the commands the test runs: this one's (proxies, CA certificates, npm's cache
+ * in HOME), without the npm_config_* that `npm test` sets (its local_prefix would make an install in
+ * the user's project land in the repository) or any setting that could point the example at another
+ * server or model, plus `extra`.
+ */
+export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const inherited = Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && !/^(?:npm_|OPENAI_|TEMPORAL_|KEEL_)/i.test(entry[0]),
+  );
+  return { ...Object.fromEntries(inherited), ...extra };
+}
+
 /** Seconds each step took, printed by the test (CI runs it on two cores). */
 export type Timings = Record<string, number>;
 
@@ -44,8 +57,7 @@ export async function run(
   try {
     const { stdout } = await execFileAsync(command, args, {
       cwd: options.cwd,
-      // Only PATH and HOME (npm's cache) from this process: no npm_config_* of the `npm test` around us.
-      env: cliEnvironment(options.env),
+      env: childEnvironment(options.env),
       maxBuffer: 64 * 1024 * 1024,
     });
     return stdout;

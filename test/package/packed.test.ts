@@ -8,6 +8,7 @@ import { CliProcess } from '../support/cli.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import {
   buildAndPack,
+  childEnvironment,
   exampleDirectory,
   installExample,
   repositoryRoot,
@@ -117,7 +118,7 @@ describe('the packed package', () => {
     const worker = new CliProcess(
       spawn(process.execPath, ['dist/worker.js'], {
         cwd: project,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...environment },
+        env: childEnvironment(environment),
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
