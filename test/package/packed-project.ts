@@ -13,6 +13,9 @@ export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** The example program the README shows and the packed-package test compiles and runs. */
 export const exampleDirectory = path.join(repositoryRoot, 'examples', 'library');
 
+/** A program that uses every entry point, compiled and run beside the example. */
+const entryPointsProgram = fileURLToPath(new URL('./entry-points.ts', import.meta.url));
+
 /** A file `npm pack` put in the tarball. */
 export interface PackedFile {
   path: string;
@@ -95,7 +98,8 @@ export async function buildAndPack(directory: string, timings: Timings): Promise
 
 /**
  * A fresh project outside the repository holding the example program, with the tarball installed
- * in place of the `keel` version its package.json names, and compiled with its own `tsc`.
+ * in place of the `keel` version its package.json names, and compiled with its own `tsc`; beside it
+ * `entry-points.ts`, which uses every entry point.
  */
 export async function installExample(tarball: string, timings: Timings): Promise<string> {
   const project = await mkdtemp(path.join(tmpdir(), 'keel-package-user-'));
@@ -106,6 +110,7 @@ export async function installExample(tarball: string, timings: Timings): Promise
   const manifest = JSON.parse(await readFile(path.join(project, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
   };
+  await cp(entryPointsProgram, path.join(project, 'entry-points.ts'));
   manifest.dependencies.keel = `file:${tarball}`;
   await writeFile(path.join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // The registry is reachable, but everything the repository installed is in npm's cache already.

@@ -165,6 +165,18 @@ describe('the packed package', () => {
     }
   });
 
+  it('resolves every entry point, with its types, from the installed package', async () => {
+    const output = await run(process.execPath, ['dist/entry-points.js'], { cwd: project });
+    expect(JSON.parse(output)).toEqual({
+      defineTool: 'function',
+      KeelClient: 'function',
+      RunInput: true,
+      ScriptedModel: true,
+      agentRun: 'function',
+      stateQuery: 'state',
+    });
+  });
+
   it('gives the project a keel command that runs the compiled CLI', async () => {
     const help = await run('npx', ['--no-install', 'keel', '--help'], { cwd: project });
     expect(help).toContain('Usage: keel <command>');
