@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -97,12 +96,13 @@ export async function buildAndPack(directory: string, timings: Timings): Promise
 }
 
 /**
- * A fresh project outside the repository holding the example program, with the tarball installed
+ * A fresh project in `directory` (outside the repository) holding the example program, with the tarball installed
  * in place of the `keel` version its package.json names, and compiled with its own `tsc`; beside it
  * `entry-points.ts`, which uses every entry point.
  */
-export async function installExample(tarball: string, timings: Timings): Promise<string> {
-  const project = await mkdtemp(path.join(tmpdir(), 'keel-package-user-'));
+export async function installExample(tarball: string, directory: string, timings: Timings): Promise<string> {
+  const project = path.join(directory, 'project');
+  await mkdir(project);
   await cp(exampleDirectory, project, {
     recursive: true,
     filter: (source) => !/[/\\](?:node_modules|dist)$/.test(source),

@@ -29,7 +29,7 @@ const readManifest = async (directory: string): Promise<Manifest> =>
   JSON.parse(await readFile(path.join(directory, 'package.json'), 'utf8')) as Manifest;
 
 const timings: Timings = {};
-let directory: string;
+let directory: string | undefined;
 let packed: Packed;
 let project: string;
 
@@ -37,13 +37,13 @@ let project: string;
 beforeAll(async () => {
   directory = await mkdtemp(path.join(tmpdir(), 'keel-package-'));
   packed = await buildAndPack(directory, timings);
-  project = await installExample(packed.tarball, timings);
+  project = await installExample(packed.tarball, directory, timings);
 }, 300_000);
 
 afterAll(async () => {
   console.log(`packed package test, seconds: ${JSON.stringify(timings)}`);
-  await rm(directory, { recursive: true, force: true });
-  if (project !== undefined) await rm(project, { recursive: true, force: true });
+  // The tarball and the user's project both live here, so a failed install leaves nothing behind.
+  if (directory !== undefined) await rm(directory, { recursive: true, force: true });
 });
 
 describe('the packed package', () => {
