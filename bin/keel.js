@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// The `keel` command. It runs the TypeScript source through tsx, so it works right after
-// `npm install` with no build step; a production image runs the compiled `node dist/cli/keel.js`.
-import { register } from 'tsx/esm/api';
+// The `keel` command. In a checkout of the repository it runs the TypeScript source through tsx, so it
+// works right after `npm install` with no build step; the package ships no src/, so installed from npm
+// it runs the compiled dist/ (as a production image does with `node dist/cli/keel.js`).
+import { existsSync } from 'node:fs';
+import { URL } from 'node:url';
 
-register();
-await import('../src/cli/keel.ts');
+const source = new URL('../src/cli/keel.ts', import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(source.href);
+} else {
+  await import('../dist/cli/keel.js');
+}

@@ -200,3 +200,8 @@ function startDetails(input: RunInput): string {
 function firstLine(text: string): string {
   return shorten(text.trim().split('\n', 1)[0] ?? '', 200);
 }
+
+// The contract a caller works with, so `keel/client` alone types (and can validate) every input,
+// result, state and message of a run.
+export * from './contract/index.js';
+export * from './contract/run-messages.js';

@@ -1,2 +1,5 @@
 export { agentRun } from './agent-run.js';
-export { stateQuery } from './messages.js';
+export * from './messages.js';
+// Types only (erased at build): a workflow author's bundle gets no module beyond the workflow's own.
+export type * from '../contract/index.js';
+export type * from '../contract/run-messages.js';

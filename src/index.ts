@@ -1,0 +1,39 @@
+// The package's main entry (`import … from 'keel'`): what a worker process needs to host Keel's agent
+// runs beside its own code. Workflow code imports `keel/workflow` instead (this module pulls in the
+// worker and the `openai` SDK, which must stay out of a workflow bundle); callers import `keel/client`.
+
+// Tools
+export { defineTool, ToolDefinitionError, LOCAL_TOOL_MAX_SECONDS } from './tools/define-tool.js';
+export type { Tool, ToolContext, ToolOutput, ToolSpec } from './tools/define-tool.js';
+export { ToolError } from './tools/tool-error.js';
+export { FileIdempotencyStore, MemoryIdempotencyStore, SideEffectInDoubtError } from './tools/idempotency.js';
+export type { IdempotencyRecord, IdempotencyStore } from './tools/idempotency.js';
+export { ToolRegistry } from './tools/registry.js';
+export { Workspace, WorkspaceError, FileTooLargeError } from './tools/workspace.js';
+export type { WorkspaceOptions } from './tools/workspace.js';
+export { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
+export { createHttpFetchTool } from './tools/builtin/http-fetch.js';
+export type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
+export { createRunCommandTool } from './tools/builtin/run-command.js';
+export type { RunCommandOptions } from './tools/builtin/run-command.js';
+
+// The worker
+export { builtinTools, configuredTools, createKeelWorker, runWorker, workflowsPath } from './worker.js';
+export type { KeelWorkerOptions, RunWorkerOptions } from './worker.js';
+export { createActivities } from './activities/index.js';
+export type { ActivityDependencies, KeelActivities } from './activities/index.js';
+export { ACTIVITY_NAMES } from './contract/activity-names.js';
+export type { KeelActivityName } from './contract/activity-names.js';
+export { createOpenAIClient } from './model/client.js';
+export { createSanitizer } from './safety/sanitize.js';
+export type { Sanitizer, SanitizerOptions } from './safety/sanitize.js';
+export type { Logger } from './logger.js';
+
+// Configuration and errors
+export { ConfigError, workerConfigFromEnvironment } from './config.js';
+export type { WorkerConfig } from './config.js';
+export type { ModelConfig, ModelMode } from './model/config.js';
+export { ModelError } from './model/model-error.js';
+
+// The contract: run input, result, state and the shapes inside them (zod schemas and their types)
+export * from './contract/index.js';

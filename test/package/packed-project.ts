@@ -1,0 +1,124 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/** The repository root. */
+export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The example program the README shows and the packed-package test compiles and runs. */
+export const exampleDirectory = path.join(repositoryRoot, 'examples', 'library');
+
+/** A program that uses every entry point, compiled and run beside the example. */
+const entryPointsProgram = fileURLToPath(new URL('./entry-points.ts', import.meta.url));
+
+/** A file `npm pack` put in the tarball. */
+export interface PackedFile {
+  path: string;
+  size: number;
+}
+
+/** What `npm pack` made. */
+export interface Packed {
+  tarball: string;
+  files: PackedFile[];
+}
+
+/** The shape of `npm pack --json`'s output that this test reads. */
+interface PackJson {
+  filename: string;
+  files: PackedFile[];
+}
+
+/**
+ * The environment of the commands the test runs: this one's (proxies, CA certificates, npm's cache
+ * in HOME), without the npm_config_* that `npm test` sets (its local_prefix would make an install in
+ * the user's project land in the repository) or any setting that could point the example at another
+ * server or model, plus `extra`.
+ */
+export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const inherited = Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && !/^(?:npm_|OPENAI_|TEMPORAL_|KEEL_)/i.test(entry[0]),
+  );
+  return { ...Object.fromEntries(inherited), ...extra };
+}
+
+/** Seconds each step took, printed by the test (CI runs it on two cores). */
+export type Timings = Record<string, number>;
+
+/** Runs a command to completion and returns its stdout; its output is in the error when it fails. */
+export async function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync(command, args, {
+      cwd: options.cwd,
+      env: childEnvironment(options.env),
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } catch (error) {
+    const failure = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(
+      `${command} ${args.join(' ')} failed in ${options.cwd}: ${failure.message}\n${failure.stdout ?? ''}\n${failure.stderr ?? ''}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Measures one step. */
+export async function timed<T>(timings: Timings, step: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    timings[step] = Math.round(performance.now() - started) / 1000;
+  }
+}
+
+/** Builds the package once and packs it into `directory` (lifecycle scripts off: the build just ran). */
+export async function buildAndPack(directory: string, timings: Timings): Promise<Packed> {
+  await timed(timings, 'build', () => run('npm', ['run', 'build'], { cwd: repositoryRoot }));
+  const output = await timed(timings, 'pack', () =>
+    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', directory], {
+      cwd: repositoryRoot,
+    }),
+  );
+  const [packed] = JSON.parse(output) as PackJson[];
+  if (packed === undefined) throw new Error(`npm pack reported nothing: ${output}`);
+  return { tarball: path.join(directory, packed.filename), files: packed.files };
+}
+
+/**
+ * A fresh project in `directory` (outside the repository) holding the example program, with the tarball installed
+ * in place of the `keel` version its package.json names, and compiled with its own `tsc`; beside it
+ * `entry-points.ts`, which uses every entry point.
+ */
+export async function installExample(tarball: string, directory: string, timings: Timings): Promise<string> {
+  const project = path.join(directory, 'project');
+  await mkdir(project);
+  await cp(exampleDirectory, project, {
+    recursive: true,
+    filter: (source) => !/[/\\](?:node_modules|dist)$/.test(source),
+  });
+  const manifest = JSON.parse(await readFile(path.join(project, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  await cp(entryPointsProgram, path.join(project, 'entry-points.ts'));
+  manifest.dependencies.keel = `file:${tarball}`;
+  await writeFile(path.join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // The registry is reachable, but everything the repository installed is in npm's cache already.
+  await timed(timings, 'install', () =>
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--include=dev'], {
+      cwd: project,
+    }),
+  );
+  await timed(timings, 'compile', () => run('npx', ['--no-install', 'tsc', '-p', '.'], { cwd: project }));
+  return project;
+}
