@@ -21,7 +21,7 @@ import { ModelCallLimiter } from './model/rate-limit.js';
 import type { ModelCallLimiterOptions } from './model/rate-limit.js';
 import { createSanitizer, secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
-import { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
+import { fileTools } from './tools/builtin/file-tools.js';
 import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
@@ -30,19 +30,25 @@ import { FileIdempotencyStore } from './tools/idempotency.js';
 import type { IdempotencyStore } from './tools/idempotency.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Workspace } from './tools/workspace.js';
+import type { WorkspaceSource } from './tools/workspace-source.js';
 import { refuseUnprotectedKeelDirectories } from './tools/workspace-keel-state.js';
 
-/** The built-in tools every worker offers unless told otherwise: the workspace file tools. */
-export const builtinTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
+/** The built-in tools every worker offers unless told otherwise: the file tools of its workspace. */
+export function builtinTools(workspace: WorkspaceSource): readonly Tool[] {
+  return fileTools(workspace);
+}
 
 /**
  * The tools a worker configured by `config` offers: the built-in ones, plus `run_command` and
  * `http_fetch` when the operator enabled them (they are off unless given an allow-list).
  */
-export function configuredTools(config: Pick<WorkerConfig, 'runCommand' | 'httpFetch'>): readonly Tool[] {
+export function configuredTools(
+  config: Pick<WorkerConfig, 'runCommand' | 'httpFetch'>,
+  workspace: Workspace,
+): readonly Tool[] {
   return [
-    ...builtinTools,
-    ...(config.runCommand ? [createRunCommandTool(config.runCommand)] : []),
+    ...builtinTools(workspace),
+    ...(config.runCommand ? [createRunCommandTool(config.runCommand, workspace)] : []),
     ...(config.httpFetch ? [createHttpFetchTool(config.httpFetch)] : []),
   ];
 }
@@ -110,8 +116,8 @@ export interface KeelWorkerOptions {
   idempotencyStore?: IdempotencyStore;
   /** The worker's own records (see `KEEL_STATE_DIR`); used when no `idempotencyStore` is given. */
   stateDirectory?: string;
-  /** Tools to offer; {@link builtinTools} when absent. */
-  tools?: readonly Tool[];
+  /** Tools to offer, or a function of the opened workspace that makes them; {@link builtinTools} when absent. */
+  tools?: readonly Tool[] | ((workspace: Workspace) => readonly Tool[]);
   /** Names of the tools to enable (`KEEL_TOOLS`); all of `tools` when absent. */
   enabledTools?: readonly string[];
   /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
@@ -140,6 +146,10 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
   }).catch((error: unknown) => {
     throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
   });
+  const tools =
+    typeof options.tools === 'function'
+      ? options.tools(workspace)
+      : (options.tools ?? builtinTools(workspace));
   const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
   await refuseUnprotectedKeelDirectories(
     workspace,
@@ -157,7 +167,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
         ? []
         : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
     ],
-    { commands: (options.tools ?? builtinTools).some((tool) => tool.name === 'run_command') },
+    { commands: tools.some((tool) => tool.name === 'run_command') },
   );
   const sanitizer = createSanitizer({
     // The model key counts even when it came from elsewhere than the environment (a vault, a file).
@@ -175,13 +185,12 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     ],
   });
   const activities = createActivities({
-    registry: new ToolRegistry(enableTools(options.tools ?? builtinTools, options.enabledTools)),
+    registry: new ToolRegistry(enableTools(tools, options.enabledTools)),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
     searchAttributes: options.searchAttributes ?? false,
-    workspace,
     openai: options.openai,
     defaultModel: options.defaultModel,
     modelMode: options.modelMode,
@@ -217,7 +226,8 @@ function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefi
 
 /** What a worker process may add to its environment configuration. */
 export interface RunWorkerOptions {
-  tools?: readonly Tool[];
+  /** Tools to offer instead of the configured ones (see {@link KeelWorkerOptions.tools}). */
+  tools?: KeelWorkerOptions['tools'];
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Called once the worker is created and about to poll. */
   onReady?: (worker: Worker) => void;
@@ -264,7 +274,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       openai: createOpenAIClient(config.model),
       defaultModel: config.model.defaultModel,
       modelMode: config.model.mode,
-      tools: options.tools ?? configuredTools(config),
+      tools: options.tools ?? ((workspace) => configuredTools(config, workspace)),
       secrets: configuredSecrets(config),
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       workerOptions: {

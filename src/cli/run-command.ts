@@ -162,7 +162,9 @@ async function hostWorkerFor(
     ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
     ...(config ? { stateDirectory: config.stateDirectory, limits: config.limits } : {}),
     ...(config?.tools ? { enabledTools: config.tools } : {}),
-    ...(config ? { tools: configuredTools(config), secrets: configuredSecrets(config) } : {}),
+    ...(config
+      ? { tools: (workspace) => configuredTools(config, workspace), secrets: configuredSecrets(config) }
+      : {}),
     openai: createOpenAIClient(demoModel ? { apiKey: 'demo', baseURL: demoModel.url } : config!.model),
     defaultModel: demoModel ? DEMO_MODEL : config!.model.defaultModel,
     modelMode: demoModel ? 'background' : config!.model.mode,
