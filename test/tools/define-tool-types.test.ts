@@ -24,7 +24,7 @@ const count = defineTool({
   name: 'count_words',
   description: 'Count the words of a text.',
   schema: z.object({ text: z.string().transform((text) => text.split(/\s+/)) }),
-  execute: async ({ text }) => text.length,
+  execute: ({ text }) => Promise.resolve(text.length),
 });
 
 describe('defineTool types', () => {
@@ -51,16 +51,13 @@ describe('defineTool types', () => {
 
   it('refuses input of the wrong shape and code that misuses it', () => {
     const context = {} as ToolContext;
-    const typed = (): unknown => {
-      // @ts-expect-error orderId is a string
-      void lookup.execute({ orderId: 1, include: [] }, context);
-      // @ts-expect-error include has a default, so execute always gets it
-      void lookup.execute({ orderId: 'a' }, context);
-      // @ts-expect-error 'refunds' is not one of the enum's values
-      void lookup.execute({ orderId: 'a', include: ['refunds'] }, context);
-      return undefined;
-    };
-    void typed;
+    expectTypeOf(lookup.execute).toBeCallableWith({ orderId: 'a', include: ['items'] }, context);
+    // @ts-expect-error orderId is a string
+    expectTypeOf(lookup.execute).toBeCallableWith({ orderId: 1, include: [] }, context);
+    // @ts-expect-error include has a default, so execute always gets it
+    expectTypeOf(lookup.execute).toBeCallableWith({ orderId: 'a' }, context);
+    // @ts-expect-error 'refunds' is not one of the enum's values
+    expectTypeOf(lookup.execute).toBeCallableWith({ orderId: 'a', include: ['refunds'] }, context);
     defineTool({
       name: 'misuse',
       description: 'Uses a field the schema does not have.',
