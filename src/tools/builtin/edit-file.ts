@@ -14,7 +14,7 @@ export const EDIT_FILE_MAX_BYTES = 5 * 1024 * 1024;
 /** Line numbers listed in a summary before the rest are elided. */
 const LISTED_LINES = 20;
 
-/** Replaces an exact piece of text in a file, leaving every other byte as it was. */
+/** `edit_file` for the workspace of `source`: replaces an exact piece of text, leaving every other byte as it was. */
 export function createEditFileTool(source: WorkspaceSource) {
   const open = workspaceOpener(source);
   return defineTool({

@@ -8,7 +8,7 @@ import { IGNORED_DIRECTORIES } from './ignored-directories.js';
 /** Most entries one listing returns. */
 export const LIST_DIRECTORY_MAX_ENTRIES = 1_000;
 
-/** Lists a directory inside the workspace, optionally recursively. */
+/** `list_directory` for the workspace of `source`: lists a directory, optionally recursively. */
 export function createListDirectoryTool(source: WorkspaceSource) {
   const open = workspaceOpener(source);
   return defineTool({

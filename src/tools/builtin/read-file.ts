@@ -8,7 +8,7 @@ import { looksBinary } from './looks-binary.js';
 /** Largest file read_file opens; bigger files need a narrower tool (or a line range, when added). */
 export const READ_FILE_MAX_BYTES = 2 * 1024 * 1024;
 
-/** Reads a UTF-8 text file inside the workspace, optionally a range of its lines. */
+/** `read_file` for the workspace of `source`: reads a UTF-8 text file, optionally a range of its lines. */
 export function createReadFileTool(source: WorkspaceSource) {
   const open = workspaceOpener(source);
   return defineTool({

@@ -57,11 +57,11 @@ const STOP_ALLOWANCE_SECONDS = Math.ceil((KILL_GRACE_MS + KILL_WAIT_MS + SANDBOX
 
 /**
  * The `run_command` tool, limited to the programs in `options.allow`, running commands in the
- * workspace of `workspace` (the same one as the file tools: `fileTools(…).workspace`, or an opened
- * `Workspace`). Off unless an operator builds it.
+ * workspace of `source`: the file tools' own (`fileTools(…).workspace`), an opened `Workspace`, or a
+ * `{ root }` to open on first use. Off unless an operator builds it.
  */
-export function createRunCommandTool(options: RunCommandOptions, workspace: WorkspaceSource): Tool {
-  const open = workspaceOpener(workspace);
+export function createRunCommandTool(options: RunCommandOptions, source: WorkspaceSource): Tool {
+  const open = workspaceOpener(source);
   const allow = checkAllowList(options.allow);
   const timeout = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   if (!(timeout > 0 && timeout <= MAX_TOOL_TIMEOUT_SECONDS - STOP_ALLOWANCE_SECONDS)) {

@@ -33,7 +33,7 @@ const READ_AHEAD = 8;
 /** Milliseconds the pattern may run on one file before the search stops; its scan thread is terminated then. */
 export const SEARCH_FILES_REGEX_BUDGET_MS = 1_000;
 
-/** Searches the text files under a directory for a string or regex, like grep -rn. */
+/** `search_files` for the workspace of `source`: searches text files for a string or regex, like grep -rn. */
 export function createSearchFilesTool(source: WorkspaceSource) {
   const open = workspaceOpener(source);
   return defineTool({

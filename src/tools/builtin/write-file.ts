@@ -7,7 +7,7 @@ import { ToolError } from '../tool-error.js';
 /** Largest content write_file writes, in UTF-8 bytes. */
 export const WRITE_FILE_MAX_BYTES = 5 * 1024 * 1024;
 
-/** Creates or replaces a text file inside the workspace, atomically. */
+/** `write_file` for the workspace of `source`: creates or replaces a text file, atomically. */
 export function createWriteFileTool(source: WorkspaceSource) {
   const open = workspaceOpener(source);
   return defineTool({
