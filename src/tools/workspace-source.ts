@@ -56,10 +56,19 @@ export async function inWorkspace<T>(
   }
 }
 
+const LOCATION_KEYS = new Set(['root', 'protect', 'descriptorPaths']);
+
 function checkLocation(location: WorkspaceLocation): WorkspaceLocation {
   if (typeof location !== 'object' || location === null || typeof location.root !== 'string') {
     throw new ToolDefinitionError(
       'A workspace needs a root: give { root: "<directory>" } or an opened Workspace',
+    );
+  }
+  // A misspelt option (`protected`, `protects`) must not leave the workspace silently unprotected.
+  const unknown = Object.keys(location).filter((key) => !LOCATION_KEYS.has(key));
+  if (unknown.length > 0) {
+    throw new ToolDefinitionError(
+      `Workspace ${location.root}: unknown option(s) ${unknown.join(', ')}; the options are root, protect and descriptorPaths`,
     );
   }
   if (location.root.trim() === '' || location.root.includes('\0')) {

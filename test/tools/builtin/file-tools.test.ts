@@ -132,6 +132,11 @@ describe('fileTools', () => {
     ['a root with a NUL byte', { root: 'a\0b' }, /is not a usable path/],
     ['no root at all', {}, /A workspace needs a root/],
     ['a protect pattern that climbs out', { root: '.', protect: ['../etc'] }, /Unusable protection pattern/],
+    [
+      'a misspelt protect option',
+      { root: '.', protected: ['secrets'] },
+      /unknown option\(s\) protected; the options are root/,
+    ],
   ])('refuses %s when it is made, not at the first call', (_, location, message) => {
     expect(() => fileTools(location as { root: string })).toThrow(ToolDefinitionError);
     expect(() => fileTools(location as { root: string })).toThrow(message);
