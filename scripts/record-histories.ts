@@ -48,7 +48,7 @@ describe('record-histories', () => {
       for (const [file, content] of Object.entries(scenario.files ?? {})) {
         await writeFile(path.join(workspace, file), content);
       }
-      const { tools, started, release } = scenario.tools();
+      const { tools, started, release } = scenario.tools(workspace);
       const model = await ScriptedModel.start(scenario.steps);
       try {
         const runId = `fixture-${scenario.name}`;

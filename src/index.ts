@@ -2,6 +2,12 @@
 // runs beside its own code. Workflow code imports `keel/workflow` instead (this module pulls in the
 // worker and the `openai` SDK, which must stay out of a workflow bundle); callers import `keel/client`.
 
+// Keel on your worker
+export { KeelPlugin } from './plugin/keel-plugin.js';
+export { KeelOptions } from './plugin/keel-options.js';
+export type { ResolvedKeelOptions } from './plugin/keel-options.js';
+export { loadToolsModule, ToolsModule } from './plugin/tools-module.js';
+
 // Tools
 export { defineTool, ToolDefinitionError, LOCAL_TOOL_MAX_SECONDS } from './tools/define-tool.js';
 export type { Tool, ToolContext, ToolOutput, ToolSpec } from './tools/define-tool.js';
@@ -11,14 +17,33 @@ export type { IdempotencyRecord, IdempotencyStore } from './tools/idempotency.js
 export { ToolRegistry } from './tools/registry.js';
 export { Workspace, WorkspaceError, FileTooLargeError } from './tools/workspace.js';
 export type { WorkspaceOptions } from './tools/workspace.js';
-export { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
+export {
+  createEditFileTool,
+  createListDirectoryTool,
+  createReadFileTool,
+  createSearchFilesTool,
+  createWriteFileTool,
+  fileTools,
+} from './tools/builtin/index.js';
+export type { FileTools } from './tools/builtin/index.js';
+export type { WorkspaceSource } from './tools/workspace-source.js';
 export { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 export type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 export { createRunCommandTool } from './tools/builtin/run-command.js';
 export type { RunCommandOptions } from './tools/builtin/run-command.js';
 
+// MCP servers' tools
+export { McpServerConfig, McpHttpServerConfig, McpStdioServerConfig, McpServers } from './mcp/index.js';
+
 // The worker
-export { builtinTools, configuredTools, createKeelWorker, runWorker, workflowsPath } from './worker.js';
+export {
+  builtinTools,
+  configuredTools,
+  createKeelWorker,
+  keelOptionsFromConfig,
+  runWorker,
+  workflowsPath,
+} from './worker.js';
 export type { KeelWorkerOptions, RunWorkerOptions } from './worker.js';
 export { createActivities } from './activities/index.js';
 export type { ActivityDependencies, KeelActivities } from './activities/index.js';

@@ -11,26 +11,33 @@ import type { Logger } from './logger.js';
 import { createOpenAIClient } from './model/client.js';
 import { secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
-import { editFile, listDirectory, readFile, searchFiles, writeFile } from './tools/builtin/index.js';
+import { fileTools } from './tools/builtin/file-tools.js';
 import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
+import type { Workspace } from './tools/workspace.js';
+import type { WorkspaceSource } from './tools/workspace-source.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
 
-/** The built-in tools every worker offers unless told otherwise: the workspace file tools. */
-export const builtinTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
+/** The built-in tools every worker offers unless told otherwise: the file tools of its workspace. */
+export function builtinTools(workspace: WorkspaceSource): readonly Tool[] {
+  return fileTools(workspace);
+}
 
 /**
  * The tools a worker configured by `config` offers: the built-in ones, plus `run_command` and
  * `http_fetch` when the operator enabled them (they are off unless given an allow-list).
  */
-export function configuredTools(config: Pick<WorkerConfig, 'runCommand' | 'httpFetch'>): readonly Tool[] {
+export function configuredTools(
+  config: Pick<WorkerConfig, 'runCommand' | 'httpFetch'>,
+  workspace: Workspace,
+): readonly Tool[] {
   return [
-    ...builtinTools,
-    ...(config.runCommand ? [createRunCommandTool(config.runCommand)] : []),
+    ...builtinTools(workspace),
+    ...(config.runCommand ? [createRunCommandTool(config.runCommand, workspace)] : []),
     ...(config.httpFetch ? [createHttpFetchTool(config.httpFetch)] : []),
   ];
 }
@@ -126,7 +133,7 @@ export async function keelOptionsFromConfig(
     workspace: config.workspace,
     workspaceProtect: config.workspaceProtect,
     stateDirectory: config.stateDirectory,
-    tools: [...configuredTools(config), ...(own?.tools ?? [])],
+    tools: (workspace) => [...configuredTools(config, workspace), ...(own?.tools ?? [])],
     ...(config.tools ? { enabledTools: config.tools } : {}),
     limits: config.limits,
     budgets: config.budgets,
@@ -139,7 +146,7 @@ export async function keelOptionsFromConfig(
 
 /** What a worker process may add to its environment configuration. */
 export interface RunWorkerOptions {
-  tools?: readonly Tool[];
+  tools?: KeelOptions['tools'];
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Called once the worker is created and about to poll. */
   onReady?: (worker: Worker) => void;

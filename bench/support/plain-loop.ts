@@ -8,6 +8,7 @@ import { createOpenAIClient } from '../../src/model/client.js';
 import { createSanitizer } from '../../src/safety/sanitize.js';
 import { executeToolCall } from '../../src/tools/executor.js';
 import { FileIdempotencyStore } from '../../src/tools/idempotency.js';
+import { toResponsesTools } from '../../src/model/responses-tools.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { Workspace } from '../../src/tools/workspace.js';
 import { silentLogger } from '../../test/support/loggers.js';
@@ -26,12 +27,11 @@ export async function plainLoop(modelUrl: string, directory: string): Promise<Pl
   const workspace = await Workspace.open(await mkdtemp(path.join(directory, 'plain-workspace-')));
   const dependencies = {
     registry,
-    workspace,
     sanitizer: createSanitizer({ paths: [{ path: workspace.root, label: '.' }] }),
     logger: silentLogger,
     idempotencyStore: new FileIdempotencyStore(path.join(directory, 'plain-idempotency')),
   };
-  const tools = registry.toResponsesTools(['noop']);
+  const tools = toResponsesTools([noopTool]);
   return async (task, maxTurns) => {
     let input: ModelInput = { kind: 'task', task };
     for (let turn = 1; turn <= maxTurns; turn++) {

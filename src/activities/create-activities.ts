@@ -16,21 +16,20 @@ import type { Logger } from '../logger.js';
 import type { PollSchedule } from '../model/background.js';
 import { callResponses } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
+import { toResponsesTools } from '../model/responses-tools.js';
 import type { ModelMode } from '../model/config.js';
 import { redactingLogger } from '../safety/redacting-logger.js';
 import type { Sanitizer } from '../safety/sanitize.js';
 import { executeUnlessApprovalNeeded } from '../tools/executor.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { Workspace } from '../tools/workspace.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
 import { runIsGone } from './run-is-gone.js';
 
-/** What the activities need; tests pass their own (a loopback model server, a temporary workspace). */
+/** What the activities need; tests pass their own (a loopback model server, their own tools). */
 export interface ActivityDependencies {
   registry: ToolRegistry;
-  workspace: Workspace;
   openai: OpenAI;
   /** Model used when a run names none. */
   defaultModel: string;
@@ -57,7 +56,7 @@ export interface ActivityDependencies {
 
 /** Builds Keel's activities around their dependencies. */
 export function createActivities(dependencies: ActivityDependencies) {
-  const { registry, workspace, openai, sanitizer } = dependencies;
+  const { registry, openai, sanitizer } = dependencies;
   // The worker log gets full errors, but not the secrets inside them.
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
@@ -88,7 +87,7 @@ export function createActivities(dependencies: ActivityDependencies) {
           nonRetryable: true,
         });
       }
-      const tools = registry.toResponsesTools(request.tools);
+      const tools = toResponsesTools(request.tools.flatMap((name) => registry.get(name) ?? []));
       const resumeResponseId = (context.info.heartbeatDetails as ModelHeartbeat | undefined)?.responseId;
       // Background mode needs stored responses: a stateless turn is always a foreground request.
       const background = dependencies.modelMode === 'background' && request.input.kind !== 'items';
@@ -177,7 +176,6 @@ export function createActivities(dependencies: ActivityDependencies) {
           },
           {
             registry,
-            workspace,
             sanitizer,
             logger: logger(),
             idempotencyStore: dependencies.idempotencyStore,

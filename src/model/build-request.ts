@@ -4,7 +4,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import { observationText } from '../contract/observation.js';
 import type { ConversationItem, ModelInput, ModelRequest } from '../contract/model-request.js';
-import type { FunctionToolParam } from '../tools/registry.js';
+import type { FunctionToolParam } from './responses-tools.js';
 
 /**
  * The Responses API request for one turn. Turn one sends the task; later turns chain with

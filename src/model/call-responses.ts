@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
-import type { FunctionToolParam } from '../tools/registry.js';
+import type { FunctionToolParam } from './responses-tools.js';
 import { runBackgroundResponse } from './background.js';
 import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import { McpServerConfig } from '../mcp/server-config.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
+import type { Workspace } from '../tools/workspace.js';
 
 /** An object with the given methods: for the parts of the options that are code, not data. */
 function hasMethods<T>(what: string, ...methods: string[]) {
@@ -19,7 +20,12 @@ function hasMethods<T>(what: string, ...methods: string[]) {
 }
 
 /** A tool made by `defineTool` (or any object with the `Tool` shape). */
-const ToolValue = hasMethods<Tool>('a tool made by defineTool', 'parseArguments', 'execute', 'needsApproval');
+export const ToolValue = hasMethods<Tool>(
+  'a tool made by defineTool',
+  'parseArguments',
+  'execute',
+  'needsApproval',
+);
 
 /**
  * Everything Keel needs on a worker, in one place: `KeelPlugin`, `createKeelWorker`, `keel worker` and
@@ -45,9 +51,19 @@ export const KeelOptions = z.object({
     .refine((schedule) => schedule.maxMs >= schedule.initialMs, 'maxMs must be at least initialMs')
     .optional(),
   /**
-   * The tools to offer. Absent: the built-in file tools over `workspace`, when one is given, else none.
+   * The tools to offer: a list, or a function of the worker's opened `workspace` (to bind
+   * `fileTools(workspace)` and `run_command` to it). Absent: the file tools of `workspace`, when one
+   * is given, else none.
    */
-  tools: z.array(ToolValue).readonly().optional(),
+  tools: z
+    .union([
+      z.array(ToolValue).readonly(),
+      z.custom<(workspace: Workspace) => readonly Tool[]>(
+        (value) => typeof value === 'function',
+        'expected a list of tools or a function of the workspace',
+      ),
+    ])
+    .optional(),
   /**
    * MCP servers whose tools the worker offers, as `<server>__<tool>`: stdio (`command`) or Streamable
    * HTTP (`url`), each with its own `allowTools`, `needsApproval` and `timeoutSeconds` (docs/mcp.md).

@@ -5,12 +5,11 @@ import { ConfigError, defaultStateDirectory } from '../config.js';
 import { API_KEY_PLACEHOLDER } from '../model/client.js';
 import { ModelCallLimiter } from '../model/rate-limit.js';
 import { createSanitizer, secretsFromEnvironment } from '../safety/sanitize.js';
-import { editFile, listDirectory, readFile, searchFiles, writeFile } from '../tools/builtin/index.js';
+import { fileTools } from '../tools/builtin/file-tools.js';
 import type { Tool } from '../tools/define-tool.js';
 import { FileIdempotencyStore } from '../tools/idempotency.js';
 import { McpServers } from '../mcp/mcp-servers.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { Workspace } from '../tools/workspace.js';
 import { refuseUnprotectedKeelDirectories } from '../tools/workspace-keel-state.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
 
@@ -40,12 +39,17 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
 }
 
 async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undefined): Promise<Prepared> {
-  const workspace = await Workspace.open(options.workspace ?? process.cwd(), {
+  const files = fileTools({
+    root: options.workspace ?? process.cwd(),
     ...(options.workspaceProtect ? { protect: options.workspaceProtect } : {}),
-  }).catch((error: unknown) => {
+  });
+  const workspace = await files.workspace().catch((error: unknown) => {
     throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
   });
-  const tools = options.tools ?? (options.workspace === undefined ? [] : fileTools);
+  const tools =
+    typeof options.tools === 'function'
+      ? options.tools(workspace)
+      : (options.tools ?? (options.workspace === undefined ? [] : files));
   const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
   await refuseUnprotectedKeelDirectories(
     workspace,
@@ -95,7 +99,6 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
     searchAttributes: options.searchAttributes,
-    workspace,
     // Temporal retries a model turn: retries inside the SDK would multiply attempts and hide failures.
     openai: options.openai.withOptions({ maxRetries: 0 }),
     defaultModel: options.defaultModel,
@@ -108,8 +111,6 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
   });
   return { activities, close: async () => mcp?.close() };
 }
-
-const fileTools: readonly Tool[] = [readFile, listDirectory, searchFiles, writeFile, editFile];
 
 /** The tools named in `enabled` (all when absent); an unknown name is a configuration error. */
 function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefined): readonly Tool[] {

@@ -3,10 +3,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config-error.js';
 import { formatIssues } from '../contract/format-issues.js';
-import { KeelOptions } from './keel-options.js';
+import { z } from 'zod';
+import { ToolValue } from './keel-options.js';
 
 /** What a tools module (`keel worker --tools ./my-tools.js`, `KEEL_TOOLS_MODULE`) gives the worker. */
-export const ToolsModule = KeelOptions.pick({ tools: true }).strict();
+export const ToolsModule = z.strictObject({ tools: z.array(ToolValue).readonly().optional() });
 /** The checked exports of a tools module. */
 export type ToolsModule = typeof ToolsModule._output;
 

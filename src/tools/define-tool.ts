@@ -7,14 +7,14 @@ import {
 import { formatIssues } from '../contract/format-issues.js';
 import { inputJsonSchema, prepareArguments, StrictSchemaError, toStrictParameters } from './strict-schema.js';
 import type { JsonSchema } from './strict-schema.js';
-import type { Workspace } from './workspace.js';
 
-/** What a tool receives beside its parsed input. */
+/**
+ * What a tool receives beside its parsed input. It holds no file access on purpose: the file tools
+ * get their workspace when they are made (`fileTools({ root })`), so no tool can reach around its checks.
+ */
 export interface ToolContext {
   /** Aborted when the call times out, the run is cancelled, or the worker shuts down. */
   signal: AbortSignal;
-  /** The run's workspace: resolve every path through it. */
-  workspace: Workspace;
   /** The model's `call_id` for this call. */
   callId: string;
   /** Same on every retry of this call, different for every other call: `<workflowId>:<callId>`. */
@@ -35,15 +35,16 @@ export interface ToolContext {
 export type ToolOutput =
   string | number | boolean | null | readonly unknown[] | { readonly [key: string]: unknown };
 
-/** What a tool author writes. */
-export interface ToolSpec<Schema extends z.ZodObject> {
+/** What a tool author writes; `Output` is what `execute` returns. */
+export interface ToolSpec<Schema extends z.ZodObject, Output extends ToolOutput = ToolOutput> {
   /** Name the model calls it by: letters, digits, `_` and `-`, at most 64. */
   name: string;
   /** Tells the model when and how to use the tool. */
   description: string;
   /** The input: the model's JSON Schema and the run-time parser both come from it. */
   schema: Schema;
-  execute(input: z.output<Schema>, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+  /** Does the work on the validated input (zod's output: defaults applied, transforms run). */
+  execute(input: z.output<Schema>, context: ToolContext): Promise<Output> | Output;
   /** Has no side effects, so it may run beside other read-only calls. Default false. */
   readOnly?: boolean;
   /**
@@ -69,11 +70,14 @@ export interface ToolSpec<Schema extends z.ZodObject> {
 /** Longest timeout a local tool may have: a local activity holds its workflow task's worker. */
 export const LOCAL_TOOL_MAX_SECONDS = 30;
 
-/** Why arguments were refused: one `path: message` line per problem. */
-export type ArgumentsResult = { ok: true; input: unknown } | { ok: false; issues: string[] };
+/** The validated input, or why arguments were refused: one `path: message` line per problem. */
+export type ArgumentsResult<Input = unknown> = { ok: true; input: Input } | { ok: false; issues: string[] };
 
-/** A defined tool, ready for the registry. */
-export interface Tool {
+/**
+ * A defined tool, ready for the registry. `Input` is what `execute` takes (the schema's parsed
+ * output), `Output` what it returns. Plain `Tool` is any tool, for registries and lists of mixed tools.
+ */
+export interface Tool<Input = unknown, Output extends ToolOutput = ToolOutput> {
   readonly name: string;
   readonly description: string;
   readonly readOnly: boolean;
@@ -83,7 +87,7 @@ export interface Tool {
   /** `always`, `never`, or `conditional` (a rule decides per call with {@link Tool.needsApproval}). */
   readonly approval: 'never' | 'always' | 'conditional';
   /** Whether these validated arguments need a person's approval. */
-  needsApproval(input: unknown): Promise<boolean>;
+  needsApproval(input: Input): Promise<boolean>;
   /** Runs as a local activity (see {@link ToolSpec.local}). */
   readonly local: boolean;
   /**
@@ -92,8 +96,10 @@ export interface Tool {
    */
   readonly strict: boolean;
   /** Validates decoded JSON arguments: nulls for optional fields allowed, undeclared keys refused. */
-  parseArguments(value: unknown): ArgumentsResult;
-  execute(input: unknown, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+  parseArguments(value: unknown): ArgumentsResult<Input>;
+  // A method, not a function property: its parameter is then bivariant, so every Tool<Input> is a Tool.
+  /** Runs the tool on input that {@link Tool.parseArguments} accepted. */
+  execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
 /** A tool definition is malformed (bad name, unsupported schema, bad timeout). */
@@ -102,7 +108,9 @@ export class ToolDefinitionError extends Error {
 }
 
 /** Defines a tool once: the zod schema gives the model's strict JSON Schema and validates its arguments. */
-export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): Tool {
+export function defineTool<Schema extends z.ZodObject, Output extends ToolOutput>(
+  spec: ToolSpec<Schema, Output>,
+): Tool<z.output<Schema>, Output> {
   if (!TOOL_NAME_PATTERN.test(spec.name)) {
     throw new ToolDefinitionError(
       `Tool name ${JSON.stringify(spec.name)} is invalid: use 1-64 letters, digits, '_' or '-'`,
@@ -153,16 +161,16 @@ export function defineTool<Schema extends z.ZodObject>(spec: ToolSpec<Schema>): 
         : spec.needsApproval === true
           ? 'always'
           : 'never',
-    needsApproval: async (input: unknown): Promise<boolean> => {
+    needsApproval: async (input: z.output<Schema>): Promise<boolean> => {
       const rule = spec.needsApproval;
-      return typeof rule === 'function' ? (await rule(input as z.output<Schema>)) === true : rule === true;
+      return typeof rule === 'function' ? (await rule(input)) === true : rule === true;
     },
-    parseArguments(value: unknown): ArgumentsResult {
+    parseArguments(value: unknown): ArgumentsResult<z.output<Schema>> {
       const prepared = prepareArguments(value, plainSchema);
       const parsed = spec.schema.safeParse(prepared.value);
       const issues = [...(parsed.success ? [] : formatIssues(parsed.error)), ...prepared.unknownKeys];
       return parsed.success && issues.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues };
     },
-    execute: (input: unknown, context: ToolContext) => spec.execute(input as z.output<Schema>, context),
+    execute: (input: z.output<Schema>, context: ToolContext) => spec.execute(input, context),
   });
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Observation } from '../contract/observation.js';
 import type { ToolCall } from '../contract/tool-call.js';
 import type { ApprovalRequired } from '../contract/tool-request.js';
@@ -8,12 +9,10 @@ import { runOnce } from './idempotency.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { ToolRegistry } from './registry.js';
 import { ToolError } from './tool-error.js';
-import type { Workspace } from './workspace.js';
 
 /** What the executor needs from the worker. */
 export interface ExecutorDependencies {
   registry: ToolRegistry;
-  workspace: Workspace;
   sanitizer: Sanitizer;
   logger: Logger;
   /** Where `context.once` remembers side effects. */
@@ -214,7 +213,6 @@ async function runWithTimeout(
       (async () =>
         tool.execute(input, {
           signal: controller.signal,
-          workspace: dependencies.workspace,
           callId: request.call.callId,
           idempotencyKey: request.idempotencyKey,
           // Heartbeat details are kept by Temporal and shown with the activity: a tool's own secrets must not be.
@@ -249,8 +247,15 @@ function describeToolFailure(
   const known = code === undefined ? undefined : SYSTEM_ERRORS[code];
   if (known !== undefined) {
     const errorPath = (error as NodeJS.ErrnoException).path;
-    const where = errorPath === undefined ? '' : `: ${dependencies.workspace.relative(errorPath)}`;
-    const shown = where.includes('..') ? '' : dependencies.sanitizer.message(where);
+    // The file tools give paths relative to their workspace; any other path (absolute, or climbing out
+    // with `..`) could name something outside and is left out.
+    const shown =
+      typeof errorPath === 'string' &&
+      errorPath !== '' &&
+      !path.isAbsolute(errorPath) &&
+      !errorPath.split(/[\\/]/).includes('..')
+        ? `: ${dependencies.sanitizer.message(errorPath)}`
+        : '';
     return `${tool.name} failed: ${known}${shown}`;
   }
   dependencies.logger.error(`Tool ${tool.name} failed`, { callId: call.callId, error });

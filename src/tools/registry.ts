@@ -3,15 +3,6 @@ import type { ToolInfo } from '../contract/tool-info.js';
 import { ToolDefinitionError } from './define-tool.js';
 import type { Tool } from './define-tool.js';
 
-/** A Responses API function tool, strict mode stated explicitly (false only for foreign schemas). */
-export interface FunctionToolParam {
-  type: 'function';
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  strict: boolean;
-}
-
 /** The tools a worker offers, by name. */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
@@ -50,20 +41,5 @@ export class ToolRegistry {
       // For checking arguments a person edits before approving (any tool may need approval in a run).
       parameters: tool.parameters,
     }));
-  }
-
-  /** The `tools` request field for the named tools (all when `names` is absent), in the given order. */
-  toResponsesTools(names: readonly string[] = this.names()): FunctionToolParam[] {
-    return names.map((name) => {
-      const tool = this.#tools.get(name);
-      if (tool === undefined) throw new ToolDefinitionError(`Tool ${name} is not registered on this worker`);
-      return {
-        type: 'function',
-        name,
-        description: tool.description,
-        parameters: tool.parameters,
-        strict: tool.strict,
-      };
-    });
   }
 }

@@ -37,7 +37,7 @@ describe('server-everything over stdio', () => {
 
   it('summarises images instead of sending their bytes, and keeps the text around them', async () => {
     const mcp = servers([everythingServer('every')], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const observation = await executeToolCall(callOf('every__get-tiny-image', {}), deps);
     expect(observation).toMatchObject({ ok: true });
     const output = (observation as { output: string }).output;
@@ -56,7 +56,7 @@ describe('server-everything over stdio', () => {
       const mcp = servers([everythingServer('every', { env: { SERVICE_TOKEN: secret } })], {
         logger: new RecordingLogger(),
       });
-      const deps = await executorDependencies(await mcp.listTools(), mcp.secrets());
+      const deps = executorDependencies(await mcp.listTools(), mcp.secrets());
       // A hostile model asks the server for its environment.
       const observation = await executeToolCall(callOf('every__get-env', {}), deps);
       expect(observation).toMatchObject({ ok: true });
@@ -74,7 +74,7 @@ describe('server-everything over stdio', () => {
 
   it('turns progress notifications into heartbeats', async () => {
     const mcp = servers([everythingServer('every')], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const beats: unknown[] = [];
     const observation = await executeToolCall(
       callOf(
@@ -103,7 +103,7 @@ describe('server-everything over stdio', () => {
       if (message.includes('notifications/cancelled')) cancelSeen.resolve(message);
     };
     const mcp = servers([everythingServer('every', { tap: true })], { logger: watching });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const controller = new AbortController();
     const call = executeToolCall(
       callOf(
@@ -135,7 +135,7 @@ describe('server-everything over stdio', () => {
 
   it('fails a call whose server is killed as a tool error, and runs the next call on a new process', async () => {
     const mcp = servers([everythingServer('every')], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const firstPid = (await mcp.pid('every'))!;
     expect(isAlive(firstPid)).toBe(true);
     const running = deferred();
@@ -168,7 +168,7 @@ describe('server-everything over stdio', () => {
 
   it('leaves no server process behind when closed, and refuses calls afterwards', async () => {
     const mcp = new McpServers([everythingServer('every')], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const pid = (await mcp.pid('every'))!;
     expect(isAlive(pid)).toBe(true);
     await mcp.close();

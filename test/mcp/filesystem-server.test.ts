@@ -62,7 +62,7 @@ describe('server-filesystem over stdio', () => {
 
   it('reads a file in the allowed directory through the executor, a null optional argument dropped', async () => {
     const mcp = servers([filesystemServer('fs', allowed)], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const observation = await executeToolCall(
       callOf('fs__read_text_file', { path: path.join(allowed, 'notes.txt'), head: 1, tail: null }),
       deps,
@@ -72,7 +72,7 @@ describe('server-filesystem over stdio', () => {
 
   it('turns a refused path outside the allowed directory into an error observation', async () => {
     const mcp = servers([filesystemServer('fs', allowed)], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     for (const target of [
       path.join(outside, 'private.txt'),
       path.join(allowed, '..', 'outside', 'private.txt'),
@@ -90,7 +90,7 @@ describe('server-filesystem over stdio', () => {
 
   it('refuses arguments that break the server schema before the server sees them', async () => {
     const mcp = servers([filesystemServer('fs', allowed)], { logger: new RecordingLogger() });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     const wrongType = await executeToolCall(
       callOf('fs__read_text_file', { path: 7, head: null, tail: null }),
       deps,
@@ -126,7 +126,7 @@ describe('server-filesystem over stdio', () => {
     expect(mcp.tool('fs__write_file')).toBeUndefined();
     expect(mcp.tool('fs__list_directory')).toBe(tools.find((tool) => tool.name === 'fs__list_directory'));
 
-    const deps = await executorDependencies(tools);
+    const deps = executorDependencies(tools);
     const observation = await executeToolCall(
       callOf('fs__write_file', { path: path.join(allowed, 'x.txt'), content: 'written' }),
       deps,
@@ -157,7 +157,7 @@ describe('server-filesystem over stdio', () => {
     const tools = await mcp.listTools();
     expect(mcp.tool('fs__write_file')?.approval).toBe('always');
     expect(mcp.tool('fs__read_text_file')?.approval).toBe('never');
-    const deps = await executorDependencies(tools);
+    const deps = executorDependencies(tools);
     const target = path.join(allowed, 'approved.txt');
     const stopped = await executeUnlessApprovalNeeded(
       callOf('fs__write_file', { path: target, content: 'after approval' }),

@@ -40,7 +40,7 @@ describe('server-everything over Streamable HTTP', () => {
     const tools = await mcp.listTools();
     expect(tools.map((tool) => tool.name)).toContain('remote__echo');
     expect(await mcp.pid('remote')).toBeUndefined();
-    const deps = await executorDependencies(tools, mcp.secrets());
+    const deps = executorDependencies(tools, mcp.secrets());
     const observation = await executeToolCall(callOf('remote__get-sum', { a: 2, b: 40 }), deps);
     expect(observation).toMatchObject({ ok: true });
     expect((observation as { output: string }).output).toContain('42');
@@ -49,7 +49,7 @@ describe('server-everything over Streamable HTTP', () => {
   it('treats header values as secrets', async () => {
     const { mcp } = httpServers();
     expect(mcp.secrets()).toEqual(expect.arrayContaining([`Bearer ${TOKEN}`, TOKEN]));
-    const deps = await executorDependencies(await mcp.listTools(), mcp.secrets());
+    const deps = executorDependencies(await mcp.listTools(), mcp.secrets());
     // A model that gets the server to echo the token back sees it redacted.
     const observation = await executeToolCall(callOf('remote__echo', { message: `token ${TOKEN}` }), deps);
     expect(observation).toEqual({ callId: 'call_1', ok: true, output: 'Echo: token [redacted]' });
@@ -57,7 +57,7 @@ describe('server-everything over Streamable HTTP', () => {
 
   it("stops a call at the tool's timeout as a timeout observation, and the next call works", async () => {
     const { mcp } = httpServers({ timeoutSeconds: 1 });
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     expect(mcp.tool('remote__trigger-long-running-operation')?.timeoutSeconds).toBe(1);
     const observation = await executeToolCall(
       callOf('remote__trigger-long-running-operation', { duration: 30, steps: 30 }),
@@ -75,7 +75,7 @@ describe('an unreachable Streamable HTTP server', () => {
     const logger = new RecordingLogger();
     const mcp = new McpServers([{ name: 'gone', url: own.url }], { logger });
     opened.push(mcp);
-    const deps = await executorDependencies(await mcp.listTools());
+    const deps = executorDependencies(await mcp.listTools());
     await own.stop();
     const observation = await executeToolCall(callOf('gone__echo', { message: 'anyone?' }), deps);
     expect(observation).toEqual({

@@ -4,10 +4,10 @@ import type { ModelRequest } from '../../src/contract/model-request.js';
 import type { Observation } from '../../src/contract/observation.js';
 import { buildResponsesRequest } from '../../src/model/build-request.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { toResponsesTools } from '../../src/model/responses-tools.js';
 import { createResponseErrors } from '../support/responses-schema.js';
 
-const registry = new ToolRegistry([
+const tools = toResponsesTools([
   defineTool({
     name: 'echo',
     description: 'Echo the text back.',
@@ -22,7 +22,6 @@ const registry = new ToolRegistry([
     execute: ({ a, b }) => a + b,
   }),
 ]);
-const tools = registry.toResponsesTools();
 
 function firstTurn(overrides: Partial<ModelRequest> = {}): ModelRequest {
   return {

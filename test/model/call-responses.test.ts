@@ -11,7 +11,7 @@ import { classifyModelError } from '../../src/model/classify-error.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { ModelError } from '../../src/model/model-error.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { toResponsesTools } from '../../src/model/responses-tools.js';
 import { deferred } from '../support/deferred.js';
 
 /** A request as it reached the loopback server. */
@@ -70,7 +70,7 @@ function answerJson(status: number, body: unknown, headers: Record<string, strin
   };
 }
 
-const registry = new ToolRegistry([
+const tools = toResponsesTools([
   defineTool({
     name: 'echo',
     description: 'Echo the text back.',
@@ -79,7 +79,6 @@ const registry = new ToolRegistry([
     execute: ({ text }) => text,
   }),
 ]);
-const tools = registry.toResponsesTools();
 
 const request: ModelRequest = {
   model: 'gpt-test',

@@ -105,10 +105,14 @@ describe('the packed package', () => {
     expect(example.dependencies.keel).toBe(`^${keel.version}`);
   });
 
-  it("runs the example's own worker, hosting its workflow and Keel's, and completes a run whose tool result reaches the model", async () => {
+  it("runs the example's own worker, hosting its workflow and Keel's, and completes a run whose tool and MCP results reach the model", async () => {
+    const policy = path.join(project, 'policies', 'returns.md');
     const model = await ScriptedModel.start([
-      reply.calls({ name: 'lookup_order', arguments: { orderId: 'A-1' }, callId: 'call_order' }),
-      reply.text('Order A-1 has shipped with DHL.'),
+      reply.calls(
+        { name: 'lookup_order', arguments: { orderId: 'A-1' }, callId: 'call_order' },
+        { name: 'policies__read_text_file', arguments: { path: policy }, callId: 'call_policy' },
+      ),
+      reply.text('Order A-1 has shipped with DHL; it can be returned within 30 days.'),
     ]);
     const environment = {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -142,15 +146,20 @@ describe('the packed package', () => {
       expect(greeting).toBe('Hello, Ada!');
       expect(result).toMatchObject({
         status: 'completed',
-        finalText: 'Order A-1 has shipped with DHL.',
+        finalText: 'Order A-1 has shipped with DHL; it can be returned within 30 days.',
         turns: 2,
       });
 
       const [first, second] = model.requests;
-      expect(first!.body.tools?.map((tool) => tool.name)).toEqual(['lookup_order']);
+      expect(first!.body.tools?.map((tool) => tool.name)).toEqual([
+        'lookup_order',
+        'policies__read_text_file',
+      ]);
       expect(first!.body.tools?.[0]?.strict).toBe(true);
       const outputs = second!.body.input.filter((item) => item.type === 'function_call_output');
-      expect(outputs).toHaveLength(1);
+      expect(outputs).toHaveLength(2);
+      expect(outputs[1]).toMatchObject({ call_id: 'call_policy' });
+      expect(outputs[1]!.output).toContain('Shipped orders can be returned within 30 days of delivery.');
       expect(outputs[0]!.call_id).toBe('call_order');
       expect(JSON.parse(outputs[0]!.output as string)).toEqual({
         orderId: 'A-1',

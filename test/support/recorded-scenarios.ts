@@ -1,6 +1,6 @@
 import type { RunInputArgs } from '../../src/contract/run-input.js';
 import type { Tool } from '../../src/tools/define-tool.js';
-import { readFile } from '../../src/tools/builtin/index.js';
+import { createReadFileTool } from '../../src/tools/builtin/read-file.js';
 import { reply } from './scripted-model.js';
 import type { ScriptStep } from './scripted-model.js';
 import type { KeelClient } from '../../src/client.js';
@@ -13,7 +13,8 @@ export interface RecordedScenario {
   name: string;
   input: RunInputArgs;
   steps: ScriptStep[];
-  tools: () => { tools: Tool[]; started?: Promise<unknown>; release?: () => void };
+  /** The worker's tools, made for the run's workspace directory. */
+  tools: (workspace: string) => { tools: Tool[]; started?: Promise<unknown>; release?: () => void };
   /** Files to put in the workspace before the run. */
   files?: Record<string, string>;
   /** Cancel the run once the tool has started. */
@@ -42,7 +43,7 @@ export const recordedScenarios: RecordedScenario[] = [
       reply.calls({ name: 'read_file', arguments: { path: 'notes.txt', startLine: null, endLine: null } }),
       reply.text('Hello.'),
     ],
-    tools: () => ({ tools: [readFile] }),
+    tools: (workspace) => ({ tools: [createReadFileTool({ root: workspace })] }),
   },
   {
     name: 'tool-errors-then-fixed',

@@ -1,6 +1,6 @@
 import type { Observation } from '../../src/contract/observation.js';
 import { createSanitizer } from '../../src/safety/sanitize.js';
-import { editFile, listDirectory, readFile, searchFiles, writeFile } from '../../src/tools/builtin/index.js';
+import { fileTools } from '../../src/tools/builtin/file-tools.js';
 import { executeToolCall } from '../../src/tools/executor.js';
 import { MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
@@ -20,8 +20,7 @@ export function runBuiltin(
       outputCharLimit: 100_000,
     },
     {
-      registry: new ToolRegistry([readFile, listDirectory, searchFiles, writeFile, editFile]),
-      workspace,
+      registry: new ToolRegistry(fileTools(workspace)),
       sanitizer: createSanitizer({ paths: [{ path: workspace.root, label: '.' }] }),
       logger: silentLogger,
       idempotencyStore: new MemoryIdempotencyStore(),

@@ -29,8 +29,7 @@ export function runCommandCall(
       ...(signal ? { signal } : {}),
     },
     {
-      registry: new ToolRegistry([createRunCommandTool(options)]),
-      workspace,
+      registry: new ToolRegistry([createRunCommandTool(options, workspace)]),
       sanitizer: createSanitizer({ paths: [] }),
       logger: silentLogger,
       idempotencyStore: new MemoryIdempotencyStore(),
@@ -40,13 +39,11 @@ export function runCommandCall(
 
 /** A tool context for calling `tool.execute` directly. */
 export function directContext(
-  workspace: Workspace,
   signal: AbortSignal,
   heartbeat: (details?: unknown) => void = () => undefined,
 ): ToolContext {
   return {
     signal,
-    workspace,
     callId: 'call_1',
     idempotencyKey: 'run:call_1',
     heartbeat,

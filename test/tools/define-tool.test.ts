@@ -4,7 +4,6 @@ import { DEFAULT_TOOL_TIMEOUT_SECONDS } from '../../src/contract/defaults.js';
 import { defineTool, ToolDefinitionError } from '../../src/tools/define-tool.js';
 import type { ToolContext, ToolSpec } from '../../src/tools/define-tool.js';
 import { toStrictParameters } from '../../src/tools/strict-schema.js';
-import type { Workspace } from '../../src/tools/workspace.js';
 
 const emptySchema = z.object({});
 
@@ -145,7 +144,6 @@ describe('defineTool', () => {
     );
     const context: ToolContext = {
       signal: new AbortController().signal,
-      workspace: {} as Workspace,
       callId: 'call_1',
       idempotencyKey: 'run:call_1',
       heartbeat: () => undefined,

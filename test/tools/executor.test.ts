@@ -11,7 +11,6 @@ import { executeToolCall } from '../../src/tools/executor.js';
 import type { ExecuteRequest, ExecutorDependencies } from '../../src/tools/executor.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { ToolError } from '../../src/tools/tool-error.js';
-import { Workspace } from '../../src/tools/workspace.js';
 import { FileIdempotencyStore, MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
 import { deferred } from '../support/deferred.js';
 import { RecordingLogger } from '../support/loggers.js';
@@ -21,11 +20,9 @@ const SECRET = 'hunter22-very-secret';
 const QUOTED_SECRET = 'pa"ss\\word-7';
 
 let root: string;
-let workspace: Workspace;
 
 beforeAll(async () => {
   root = await realpath(await mkdtemp(path.join(tmpdir(), 'keel-executor-')));
-  workspace = await Workspace.open(root);
 });
 
 afterAll(async () => {
@@ -35,7 +32,6 @@ afterAll(async () => {
 function dependencies(tools: readonly Tool[]): ExecutorDependencies & { logger: RecordingLogger } {
   return {
     registry: new ToolRegistry(tools),
-    workspace,
     sanitizer: createSanitizer({ secrets: [SECRET, QUOTED_SECRET], paths: [{ path: root, label: '.' }] }),
     logger: new RecordingLogger(),
     idempotencyStore: new MemoryIdempotencyStore(),
@@ -207,10 +203,13 @@ describe('executeToolCall', () => {
     });
   });
 
-  it('maps a Node file error to its meaning and the workspace-relative path', async () => {
-    const { tool } = toolReturning('reader', async ({ workspace: ws }) =>
-      readFileFromDisk(path.join(ws.root, 'missing', 'file.txt'), 'utf8'),
-    );
+  it('maps a Node file error to its meaning and its relative path (as a file tool reports it)', async () => {
+    const { tool } = toolReturning('reader', () => {
+      throw Object.assign(new Error('ENOENT: no such file or directory'), {
+        code: 'ENOENT',
+        path: path.join('missing', 'file.txt'),
+      });
+    });
     const deps = dependencies([tool]);
     expect(await executeToolCall(request('reader', {}), deps)).toEqual({
       callId: 'call_1',
@@ -221,9 +220,15 @@ describe('executeToolCall', () => {
     expect(deps.logger.entries).toEqual([]);
   });
 
-  it('leaves out the path of a Node file error outside the workspace', async () => {
-    const outside = path.join(path.dirname(root), `keel-absent-${path.basename(root)}`, 'file.txt');
-    const { tool } = toolReturning('reader', async () => readFileFromDisk(outside, 'utf8'));
+  it.each([
+    [
+      'an absolute path outside the workspace',
+      () => path.join(path.dirname(root), 'keel-absent', 'file.txt'),
+    ],
+    ['an absolute path inside the workspace', () => path.join(root, 'missing', 'file.txt')],
+    ['a relative path that climbs out', () => path.join('..', 'outside', 'file.txt')],
+  ])('leaves out the path of a Node file error that gives %s', async (_, where) => {
+    const { tool } = toolReturning('reader', async () => readFileFromDisk(where(), 'utf8'));
     expect(await executeToolCall(request('reader', {}), dependencies([tool]))).toMatchObject({
       error: 'tool_error',
       message: 'reader failed: No such file or directory',
@@ -523,7 +528,7 @@ describe('executeToolCall', () => {
     await expect(pending).rejects.toBe(reason);
   });
 
-  it('gives the tool the call id, idempotency key, workspace and a heartbeat that reaches the caller', async () => {
+  it('gives the tool the call id, idempotency key and a heartbeat that reaches the caller, but no workspace', async () => {
     const contexts: ToolContext[] = [];
     const { tool } = toolReturning('probe', (context) => {
       contexts.push(context);
@@ -539,7 +544,13 @@ describe('executeToolCall', () => {
     expect(observation).toMatchObject({ ok: true });
     expect(contexts).toHaveLength(1);
     expect(contexts[0]).toMatchObject({ callId: 'call_1', idempotencyKey: 'wf-7:call_1' });
-    expect(contexts[0]!.workspace).toBe(workspace);
+    expect(Object.keys(contexts[0]!).sort()).toEqual([
+      'callId',
+      'heartbeat',
+      'idempotencyKey',
+      'once',
+      'signal',
+    ]);
     expect(contexts[0]!.signal.aborted).toBe(false);
     expect(beats).toEqual([{ step: 1 }, undefined]);
   });

@@ -66,53 +66,9 @@ describe('ToolRegistry', () => {
     ]);
   });
 
-  it('offers every tool as a strict function tool, in registration order, when no names are given', () => {
-    const registry = new ToolRegistry([beta, alpha]);
-    expect(registry.toResponsesTools()).toEqual([
-      {
-        type: 'function',
-        name: 'beta',
-        description: 'Second tool.',
-        parameters: beta.parameters,
-        strict: true,
-      },
-      {
-        type: 'function',
-        name: 'alpha',
-        description: 'First tool.',
-        parameters: alpha.parameters,
-        strict: true,
-      },
-    ]);
-  });
-
-  it('offers only the named tools, in the order they were asked for', () => {
-    const registry = new ToolRegistry([alpha, beta, gamma]);
-    const tools = registry.toResponsesTools(['gamma', 'alpha']);
-    expect(tools.map((tool) => tool.name)).toEqual(['gamma', 'alpha']);
-    expect(tools.every((tool) => tool.strict && tool.type === 'function')).toBe(true);
-    expect(tools[0]!.parameters).toEqual({
-      type: 'object',
-      properties: { flag: { type: 'boolean' } },
-      required: ['flag'],
-      additionalProperties: false,
-    });
-  });
-
-  it('offers nothing for an empty list of names', () => {
-    expect(new ToolRegistry([alpha]).toResponsesTools([])).toEqual([]);
-  });
-
-  it('refuses to offer a tool that is not registered', () => {
-    const registry = new ToolRegistry([alpha]);
-    expect(() => registry.toResponsesTools(['alpha', 'ghost'])).toThrow(ToolDefinitionError);
-    expect(() => registry.toResponsesTools(['ghost'])).toThrow('Tool ghost is not registered on this worker');
-  });
-
   it('works with no tools at all', () => {
     const registry = new ToolRegistry([]);
     expect(registry.names()).toEqual([]);
     expect(registry.describe()).toEqual([]);
-    expect(registry.toResponsesTools()).toEqual([]);
   });
 });

@@ -72,7 +72,9 @@ describe('agentRun', () => {
           required: ['path', 'startLine', 'endLine'],
           properties: { startLine: { type: ['integer', 'null'] } },
         });
-        expect(first?.body.tools?.map((tool) => tool.name)).toEqual(builtinTools.map((tool) => tool.name));
+        expect(first?.body.tools?.map((tool) => tool.name)).toEqual(
+          builtinTools({ root: workspace }).map((tool) => tool.name),
+        );
 
         expect(second?.body.previous_response_id).toBe('resp_1');
         expect(second?.body.instructions).toBe('Be brief.');

@@ -5,6 +5,8 @@ import { MAX_TOOL_TIMEOUT_SECONDS } from '../../contract/defaults.js';
 import { defineTool, ToolDefinitionError } from '../define-tool.js';
 import type { Tool } from '../define-tool.js';
 import { ToolError } from '../tool-error.js';
+import { inWorkspace, workspaceOpener } from '../workspace-source.js';
+import type { WorkspaceSource } from '../workspace-source.js';
 import { checkAllowList, findOnPath, resolveProgram } from './run-command/allow-list.js';
 import { isInside } from '../path-inside.js';
 import type { Command } from './run-command/command.js';
@@ -53,8 +55,13 @@ const DEFAULT_OUTPUT_CHAR_LIMIT = 10_000;
 /** Beyond the command's own timeout, so it reports a timeout itself (with the output so far). */
 const STOP_ALLOWANCE_SECONDS = Math.ceil((KILL_GRACE_MS + KILL_WAIT_MS + SANDBOX_CLOSE_WAIT_MS) / 1000) + 2;
 
-/** The `run_command` tool, limited to the programs in `options.allow`. Off unless an operator builds it. */
-export function createRunCommandTool(options: RunCommandOptions): Tool {
+/**
+ * The `run_command` tool, limited to the programs in `options.allow`, running commands in the
+ * workspace of `source`: the file tools' own (`fileTools(…).workspace`), an opened `Workspace`, or a
+ * `{ root }` to open on first use. Off unless an operator builds it.
+ */
+export function createRunCommandTool(options: RunCommandOptions, source: WorkspaceSource): Tool {
+  const open = workspaceOpener(source);
   const allow = checkAllowList(options.allow);
   const timeout = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   if (!(timeout > 0 && timeout <= MAX_TOOL_TIMEOUT_SECONDS - STOP_ALLOWANCE_SECONDS)) {
@@ -102,40 +109,42 @@ export function createRunCommandTool(options: RunCommandOptions): Tool {
         .describe(`Seconds before the command is killed; at most ${timeout}.`),
     }),
     timeoutSeconds: timeout + STOP_ALLOWANCE_SECONDS,
-    async execute(input, context) {
-      context.signal.throwIfAborted();
-      if ([input.program, ...input.args].some((text) => text.includes('\0'))) {
-        throw new ToolError('program and args must not contain NUL characters');
-      }
-      const root = context.workspace.root;
-      const searchPath = (environment.PATH ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin')
-        .split(path.delimiter)
-        // A relative entry (`.`) or one inside the workspace would let the model plant programs.
-        .filter((directory) => path.isAbsolute(directory) && !isInside(root, path.resolve(directory)));
-      const program = await resolveProgram(input.program, allow, searchPath, root);
-      const settings = sandbox === undefined ? undefined : await sandbox.settings(input.program, program);
-      const cwd = await openWorkingDirectory(context.workspace, input.cwd);
-      try {
-        const variables = { LANG: process.env.LANG ?? 'C.UTF-8', TERM: 'dumb', ...environment };
-        const command: Command = {
-          program,
-          args: input.args,
-          cwd,
-          root,
-          env: { ...variables, PATH: searchPath.join(path.delimiter) },
-          home: environment.HOME,
-          stdin: input.stdin,
-          seconds: input.timeoutSeconds ?? timeout,
-        };
-        return await context.once('run', () =>
-          settings === undefined
-            ? runUnsandboxed(command, context, outputCharLimit)
-            : runSandboxed(command, settings, context, outputCharLimit),
-        );
-      } finally {
-        await cwd.handle.close();
-      }
-    },
+    execute: (input, context) =>
+      inWorkspace(open, async (workspace) => {
+        context.signal.throwIfAborted();
+        if ([input.program, ...input.args].some((text) => text.includes('\0'))) {
+          throw new ToolError('program and args must not contain NUL characters');
+        }
+        const root = workspace.root;
+        const searchPath = (environment.PATH ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin')
+          .split(path.delimiter)
+          // A relative entry (`.`) or one inside the workspace would let the model plant programs.
+          .filter((directory) => path.isAbsolute(directory) && !isInside(root, path.resolve(directory)));
+        const program = await resolveProgram(input.program, allow, searchPath, root);
+        const settings = sandbox === undefined ? undefined : await sandbox.settings(input.program, program);
+        const cwd = await openWorkingDirectory(workspace, input.cwd);
+        try {
+          const variables = { LANG: process.env.LANG ?? 'C.UTF-8', TERM: 'dumb', ...environment };
+          const command: Command = {
+            program,
+            args: input.args,
+            cwd,
+            root,
+            workspace,
+            env: { ...variables, PATH: searchPath.join(path.delimiter) },
+            home: environment.HOME,
+            stdin: input.stdin,
+            seconds: input.timeoutSeconds ?? timeout,
+          };
+          return await context.once('run', () =>
+            settings === undefined
+              ? runUnsandboxed(command, context, outputCharLimit)
+              : runSandboxed(command, settings, context, outputCharLimit),
+          );
+        } finally {
+          await cwd.handle.close();
+        }
+      }),
   });
 }
 

@@ -3,6 +3,8 @@ import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { inWorkspace, workspaceOpener } from '../workspace-source.js';
+import type { WorkspaceSource } from '../workspace-source.js';
 import { describeFileKind } from '../file-kind.js';
 import { errorCode } from '../held-directory.js';
 import { ToolError } from '../tool-error.js';
@@ -31,74 +33,79 @@ const READ_AHEAD = 8;
 /** Milliseconds the pattern may run on one file before the search stops; its scan thread is terminated then. */
 export const SEARCH_FILES_REGEX_BUDGET_MS = 1_000;
 
-/** Searches the text files under a directory for a string or regex, like grep -rn. */
-export const searchFiles = defineTool({
-  name: 'search_files',
-  description:
-    'Search text files in the workspace for a string (or a JavaScript regular expression with regex: true), ' +
-    'like grep -rn. Returns "file:line: text" lines, paths relative to the workspace root. Skips .git, ' +
-    `node_modules, .keel, symbolic links, binary files and files over ${SEARCH_FILES_MAX_FILE_BYTES} bytes; ` +
-    `only the first ${SEARCH_FILES_MAX_LINE_CHARS} characters of a line are searched. Narrow with path and glob.`,
-  schema: z.object({
-    pattern: z
-      .string()
-      .min(1)
-      .max(1_000)
-      .describe('Text to find, or a regular expression when regex is true; matched within single lines'),
-    regex: z.boolean().default(false).describe('Treat pattern as a JavaScript regular expression'),
-    path: z
-      .string()
-      .default('.')
-      .describe('Directory to search recursively, or one file; relative to the workspace root'),
-    glob: z
-      .string()
-      .max(200)
-      .optional()
-      .describe('Only files whose name matches, e.g. "*.ts" or "*.{ts,tsx}"'),
-    caseSensitive: z.boolean().default(true).describe('Match letter case exactly'),
-    maxResults: z
-      .number()
-      .int()
-      .min(1)
-      .max(SEARCH_FILES_MAX_RESULTS)
-      .default(100)
-      .describe('Most matching lines to return'),
-  }),
-  readOnly: true,
-  timeoutSeconds: 60,
-  async execute(input, context) {
-    const { workspace, signal } = context;
-    const scan = createLineScanner(compilePattern(input.pattern, input.regex, input.caseSensitive), {
-      maxLineChars: SEARCH_FILES_MAX_LINE_CHARS,
-      shownChars: SEARCH_FILES_SHOWN_LINE_CHARS,
-      budgetMs: SEARCH_FILES_REGEX_BUDGET_MS,
-    });
-    const matchesName = input.glob === undefined ? () => true : compileFileNameGlob(input.glob);
-    const search = new Search(
-      scan,
-      input.regex,
-      input.maxResults,
-      signal,
-      (details) => context.heartbeat(details),
-      matchesName,
-    );
-    const start = workspace.relative(await workspace.resolve(input.path));
-    const info = await lstat(path.join(workspace.root, start));
-    if (info.isDirectory()) {
-      const directory = await workspace.openDirectory(start);
-      try {
-        await search.tree(directory);
-      } finally {
-        await directory.close();
-      }
-    } else if (info.isFile()) {
-      await search.explicitFile(workspace, start);
-    } else {
-      throw new ToolError(`${input.path} is not a regular file but ${describeFileKind(info)}`);
-    }
-    return search.report(input.pattern, input.path);
-  },
-});
+/** `search_files` for the workspace of `source`: searches text files for a string or regex, like grep -rn. */
+export function createSearchFilesTool(source: WorkspaceSource) {
+  const open = workspaceOpener(source);
+  return defineTool({
+    name: 'search_files',
+    description:
+      'Search text files in the workspace for a string (or a JavaScript regular expression with regex: true), ' +
+      'like grep -rn. Returns "file:line: text" lines, paths relative to the workspace root. Skips .git, ' +
+      `node_modules, .keel, symbolic links, binary files and files over ${SEARCH_FILES_MAX_FILE_BYTES} bytes; ` +
+      `only the first ${SEARCH_FILES_MAX_LINE_CHARS} characters of a line are searched. Narrow with path and glob.`,
+    schema: z.object({
+      pattern: z
+        .string()
+        .min(1)
+        .max(1_000)
+        .describe('Text to find, or a regular expression when regex is true; matched within single lines'),
+      regex: z.boolean().default(false).describe('Treat pattern as a JavaScript regular expression'),
+      path: z
+        .string()
+        .default('.')
+        .describe('Directory to search recursively, or one file; relative to the workspace root'),
+      glob: z
+        .string()
+        .max(200)
+        .optional()
+        .describe('Only files whose name matches, e.g. "*.ts" or "*.{ts,tsx}"'),
+      caseSensitive: z.boolean().default(true).describe('Match letter case exactly'),
+      maxResults: z
+        .number()
+        .int()
+        .min(1)
+        .max(SEARCH_FILES_MAX_RESULTS)
+        .default(100)
+        .describe('Most matching lines to return'),
+    }),
+    readOnly: true,
+    timeoutSeconds: 60,
+    execute(input, context) {
+      const { signal } = context;
+      return inWorkspace(open, async (workspace) => {
+        const scan = createLineScanner(compilePattern(input.pattern, input.regex, input.caseSensitive), {
+          maxLineChars: SEARCH_FILES_MAX_LINE_CHARS,
+          shownChars: SEARCH_FILES_SHOWN_LINE_CHARS,
+          budgetMs: SEARCH_FILES_REGEX_BUDGET_MS,
+        });
+        const matchesName = input.glob === undefined ? () => true : compileFileNameGlob(input.glob);
+        const search = new Search(
+          scan,
+          input.regex,
+          input.maxResults,
+          signal,
+          (details) => context.heartbeat(details),
+          matchesName,
+        );
+        const start = workspace.relative(await workspace.resolve(input.path));
+        const info = await lstat(path.join(workspace.root, start));
+        if (info.isDirectory()) {
+          const directory = await workspace.openDirectory(start);
+          try {
+            await search.tree(directory);
+          } finally {
+            await directory.close();
+          }
+        } else if (info.isFile()) {
+          await search.explicitFile(workspace, start);
+        } else {
+          throw new ToolError(`${input.path} is not a regular file but ${describeFileKind(info)}`);
+        }
+        return search.report(input.pattern, input.path);
+      });
+    },
+  });
+}
 
 /** The state of one search: what was found, skipped, and why it stopped early. */
 class Search {

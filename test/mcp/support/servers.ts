@@ -11,7 +11,6 @@ import type { ExecuteRequest, ExecutorDependencies } from '../../../src/tools/ex
 import type { Tool } from '../../../src/tools/define-tool.js';
 import { MemoryIdempotencyStore } from '../../../src/tools/idempotency.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
-import { Workspace } from '../../../src/tools/workspace.js';
 import { freePort } from '../../support/free-port.js';
 import { RecordingLogger } from '../../support/loggers.js';
 
@@ -54,14 +53,12 @@ export async function temporaryDirectory(prefix: string): Promise<string> {
 }
 
 /** What the executor needs around these tools, with a recording log and a sanitizer that knows `secrets`. */
-export async function executorDependencies(
+export function executorDependencies(
   tools: readonly Tool[],
   secrets: readonly string[] = [],
-): Promise<ExecutorDependencies & { logger: RecordingLogger }> {
-  const root = await temporaryDirectory('keel-mcp-workspace-');
+): ExecutorDependencies & { logger: RecordingLogger } {
   return {
     registry: new ToolRegistry(tools),
-    workspace: await Workspace.open(root),
     sanitizer: createSanitizer({ secrets }),
     logger: new RecordingLogger(),
     idempotencyStore: new MemoryIdempotencyStore(),

@@ -29,8 +29,7 @@ const observation = await executeToolCall(
     outputCharLimit: 100_000,
   },
   {
-    registry: new ToolRegistry([createRunCommandTool(request.options)]),
-    workspace,
+    registry: new ToolRegistry([createRunCommandTool(request.options, workspace)]),
     sanitizer: createSanitizer({ paths: [] }),
     logger: silentLogger,
     idempotencyStore: new MemoryIdempotencyStore(),

@@ -11,9 +11,9 @@ export const RELEASE_DIRECTORY = '.release';
 /** The file the `charge` tool appends to: one line per side effect that really happened. */
 export const LEDGER_FILE = 'ledger.txt';
 
-/** Waits until the test releases `label`, checking every 25 ms; gives up when the signal fires. */
-async function waitForRelease(label: string, context: ToolContext): Promise<void> {
-  const file = path.join(context.workspace.root, RELEASE_DIRECTORY, label);
+/** Waits until the test releases `label` in `directory`, checking every 25 ms; gives up when the signal fires. */
+async function waitForRelease(directory: string, label: string, context: ToolContext): Promise<void> {
+  const file = path.join(directory, RELEASE_DIRECTORY, label);
   for (;;) {
     context.signal.throwIfAborted();
     try {
@@ -30,23 +30,24 @@ function identity(context: ToolContext) {
 }
 
 /** Blocks until released: the test kills, stops or cancels the worker while it waits. */
-export const stepTool = defineTool({
-  name: 'step',
-  description: 'Do one step of work; it finishes when the test releases it.',
-  schema: z.object({ label: z.string() }),
-  async execute({ label }, context) {
-    emit('tool-started', { tool: 'step', label, ...identity(context) });
-    context.signal.addEventListener('abort', () =>
-      emit('tool-aborted', { tool: 'step', label, ...identity(context) }),
-    );
-    await waitForRelease(label, context);
-    emit('tool-finished', { tool: 'step', label, ...identity(context) });
-    return `done:${label}`;
-  },
-});
+const stepTool = (directory: string) =>
+  defineTool({
+    name: 'step',
+    description: 'Do one step of work; it finishes when the test releases it.',
+    schema: z.object({ label: z.string() }),
+    async execute({ label }, context) {
+      emit('tool-started', { tool: 'step', label, ...identity(context) });
+      context.signal.addEventListener('abort', () =>
+        emit('tool-aborted', { tool: 'step', label, ...identity(context) }),
+      );
+      await waitForRelease(directory, label, context);
+      emit('tool-finished', { tool: 'step', label, ...identity(context) });
+      return `done:${label}`;
+    },
+  });
 
 /** Works for a given time (aborted by its signal): the soak test kills workers at random during it. */
-export const workTool = defineTool({
+const workTool = defineTool({
   name: 'work',
   description: 'Work for a while.',
   schema: z.object({ label: z.string(), milliseconds: z.number().int().min(0) }),
@@ -69,27 +70,27 @@ export const workTool = defineTool({
  * `pause` says where it waits for the test (to be killed there): `inside` the effect, after the
  * ledger line is written but before the result is recorded, or `after` it, once it is recorded.
  */
-export const chargeTool = defineTool({
-  name: 'charge',
-  description: 'Charge a customer once.',
-  schema: z.object({ label: z.string(), pause: z.enum(['inside', 'after']) }),
-  async execute({ label, pause }, context) {
-    emit('tool-started', { tool: 'charge', label, ...identity(context) });
-    const receipt = await context.once('charge', async () => {
-      await mkdir(context.workspace.root, { recursive: true });
-      await appendFile(
-        path.join(context.workspace.root, LEDGER_FILE),
-        `${label} ${context.idempotencyKey}\n`,
-      );
-      emit('effect-done', { label, ...identity(context) });
-      if (pause === 'inside') await waitForRelease(label, context);
-      return { receipt: `receipt-${label}` };
-    });
-    emit('charge-recorded', { label, ...identity(context) });
-    if (pause === 'after') await waitForRelease(label, context);
-    return receipt;
-  },
-});
+const chargeTool = (directory: string) =>
+  defineTool({
+    name: 'charge',
+    description: 'Charge a customer once.',
+    schema: z.object({ label: z.string(), pause: z.enum(['inside', 'after']) }),
+    async execute({ label, pause }, context) {
+      emit('tool-started', { tool: 'charge', label, ...identity(context) });
+      const receipt = await context.once('charge', async () => {
+        await mkdir(directory, { recursive: true });
+        await appendFile(path.join(directory, LEDGER_FILE), `${label} ${context.idempotencyKey}\n`);
+        emit('effect-done', { label, ...identity(context) });
+        if (pause === 'inside') await waitForRelease(directory, label, context);
+        return { receipt: `receipt-${label}` };
+      });
+      emit('charge-recorded', { label, ...identity(context) });
+      if (pause === 'after') await waitForRelease(directory, label, context);
+      return receipt;
+    },
+  });
 
-/** Every tool a worker process offers. */
-export const processTools = [stepTool, workTool, chargeTool];
+/** Every tool a worker process offers; they keep their files (release marks, the ledger) in `directory`. */
+export function processTools(directory: string) {
+  return [stepTool(directory), workTool, chargeTool(directory)];
+}

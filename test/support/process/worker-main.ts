@@ -16,8 +16,9 @@ process.on('SIGTERM', () => emit('sigterm-received'));
 
 const bundlePath = process.env.KEEL_TEST_BUNDLE;
 const maxActivities = process.env.KEEL_TEST_MAX_ACTIVITIES;
-await runWorker(workerConfigFromEnvironment(), {
-  tools: processTools,
+const config = workerConfigFromEnvironment();
+await runWorker(config, {
+  tools: processTools(config.workspace),
   ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}),
   ...(maxActivities ? { workerOptions: { maxConcurrentActivityTaskExecutions: Number(maxActivities) } } : {}),
   onReady: () => emit('worker-ready'),

@@ -2,7 +2,7 @@ import { chmod, link, lstat, readFile, rename, stat, symlink, truncate, writeFil
 import path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
-import { EDIT_FILE_MAX_BYTES, editFile } from '../../../src/tools/builtin/edit-file.js';
+import { createEditFileTool, EDIT_FILE_MAX_BYTES } from '../../../src/tools/builtin/edit-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { MemoryIdempotencyStore, runOnce } from '../../../src/tools/idempotency.js';
 import {
@@ -32,7 +32,11 @@ const read = (...parts: string[]): Promise<string> => readFile(inside(...parts),
 
 describe('editFile', () => {
   it('is a tool named edit_file that has side effects', () => {
-    expect(editFile).toMatchObject({ name: 'edit_file', readOnly: false, timeoutSeconds: 30 });
+    expect(createEditFileTool(escape.fixture.workspace)).toMatchObject({
+      name: 'edit_file',
+      readOnly: false,
+      timeoutSeconds: 30,
+    });
   });
 
   it('replaces the one occurrence and says where', async () => {
@@ -132,7 +136,6 @@ describe('editFile', () => {
     const store = new MemoryIdempotencyStore();
     const context: ToolContext = {
       signal: new AbortController().signal,
-      workspace: escape.fixture.workspace,
       callId: 'call_1',
       idempotencyKey: 'run:call_1',
       heartbeat: () => undefined,
@@ -140,6 +143,7 @@ describe('editFile', () => {
     };
     const input = { path: 'code.ts', oldText: 'const beta', newText: 'const beta', replaceAll: false };
     input.newText = '// beta\nconst beta';
+    const editFile = createEditFileTool(escape.fixture.workspace);
     const first = await editFile.execute(input, context);
     await expect(Promise.resolve(editFile.execute(input, context))).resolves.toBe(first);
     await expect(read('code.ts')).resolves.toBe(

@@ -1,13 +1,10 @@
 import type { LookupAddress } from 'node:dns';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
 import { createSanitizer } from '../../../src/safety/sanitize.js';
 import { createHttpFetchTool } from '../../../src/tools/builtin/http-fetch.js';
@@ -18,7 +15,6 @@ import { executeToolCall } from '../../../src/tools/executor.js';
 import type { ExecuteRequest } from '../../../src/tools/executor.js';
 import { MemoryIdempotencyStore } from '../../../src/tools/idempotency.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
-import { Workspace } from '../../../src/tools/workspace.js';
 import { deferred } from '../../support/deferred.js';
 import { freePort } from '../../support/free-port.js';
 import { RecordingLogger } from '../../support/loggers.js';
@@ -40,19 +36,8 @@ interface TestServer {
 
 type Handler = (request: IncomingMessage, response: ServerResponse, received: Received) => void;
 
-let base: string;
-let workspace: Workspace;
 let servers: Array<http.Server | https.Server>;
 let logger: RecordingLogger;
-
-beforeAll(async () => {
-  base = await realpath(await mkdtemp(path.join(tmpdir(), 'keel-http-fetch-')));
-  workspace = await Workspace.open(base);
-});
-
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true });
-});
 
 beforeEach(() => {
   servers = [];
@@ -133,7 +118,6 @@ function call(
     },
     {
       registry: new ToolRegistry([tool]),
-      workspace,
       sanitizer: createSanitizer(),
       logger,
       idempotencyStore,

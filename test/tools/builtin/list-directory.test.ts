@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
-import { LIST_DIRECTORY_MAX_ENTRIES, listDirectory } from '../../../src/tools/builtin/list-directory.js';
+import {
+  createListDirectoryTool,
+  LIST_DIRECTORY_MAX_ENTRIES,
+} from '../../../src/tools/builtin/list-directory.js';
 import { Workspace } from '../../../src/tools/workspace.js';
 import { swapAfterResolve, swapBeforeOpeningSubdirectory } from '../../support/escape-fixture.js';
 import { runBuiltin } from '../../support/run-builtin.js';
@@ -62,7 +65,11 @@ async function lines(args: Record<string, unknown>): Promise<string[]> {
 
 describe('listDirectory', () => {
   it('is a read-only tool named list_directory', () => {
-    expect(listDirectory).toMatchObject({ name: 'list_directory', readOnly: true, timeoutSeconds: 30 });
+    expect(createListDirectoryTool(workspace)).toMatchObject({
+      name: 'list_directory',
+      readOnly: true,
+      timeoutSeconds: 30,
+    });
   });
 
   it('lists the root one level deep, sorted, with directories ending in "/"', async () => {

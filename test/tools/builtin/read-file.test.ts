@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
-import { READ_FILE_MAX_BYTES, readFile } from '../../../src/tools/builtin/read-file.js';
+import { createReadFileTool, READ_FILE_MAX_BYTES } from '../../../src/tools/builtin/read-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { Workspace } from '../../../src/tools/workspace.js';
 import {
@@ -59,7 +59,6 @@ function read(args: Record<string, unknown>): Promise<Observation> {
 function context(): ToolContext {
   return {
     signal: new AbortController().signal,
-    workspace,
     callId: 'call_1',
     idempotencyKey: 'run:call_1',
     heartbeat: () => undefined,
@@ -69,7 +68,11 @@ function context(): ToolContext {
 
 describe('readFile', () => {
   it('is a read-only tool named read_file', () => {
-    expect(readFile).toMatchObject({ name: 'read_file', readOnly: true, timeoutSeconds: 30 });
+    expect(createReadFileTool(workspace)).toMatchObject({
+      name: 'read_file',
+      readOnly: true,
+      timeoutSeconds: 30,
+    });
   });
 
   it('returns the whole file when no lines are asked for', async () => {
@@ -149,7 +152,7 @@ describe('readFile', () => {
 
   it('reads a text file of exactly READ_FILE_MAX_BYTES', async () => {
     await writeFile(path.join(root, 'limit.txt'), 'a'.repeat(READ_FILE_MAX_BYTES));
-    const text = await readFile.execute({ path: 'limit.txt' }, context());
+    const text = await createReadFileTool(workspace).execute({ path: 'limit.txt' }, context());
     expect(text).toHaveLength(READ_FILE_MAX_BYTES);
   });
 
@@ -182,9 +185,9 @@ describe('readFile', () => {
     const pipe = path.join(root, 'pipe');
     execFileSync('mkfifo', [pipe]);
     pipes.push(pipe);
-    await expect(Promise.resolve(readFile.execute({ path: 'pipe' }, context()))).rejects.toThrow(
-      'pipe is not a regular file',
-    );
+    await expect(
+      Promise.resolve(createReadFileTool(workspace).execute({ path: 'pipe' }, context())),
+    ).rejects.toThrow('pipe is not a regular file');
   });
 });
 

@@ -90,11 +90,11 @@ describe('run_command process lifetime', () => {
 
   it('leaves nothing running after a cancel, a process in its own session included', async () => {
     const controller = new AbortController();
-    const tool = createRunCommandTool(options);
+    const tool = createRunCommandTool(options, workspace);
     let before: number[] = [];
     const text = (await tool.execute(
       { program: 'sh', args: ['-c', `setsid -f sleep ${marker}; echo started; sleep ${marker}`], cwd: '.' },
-      directContext(workspace, controller.signal, (details) => {
+      directContext(controller.signal, (details) => {
         if ((details as { stdoutBytes: number }).stdoutBytes > 0) {
           // Both sleepers exist before the line is written; the abort must end them all.
           before = processesWith(marker);

@@ -49,7 +49,7 @@ function run(
   options: Partial<RunCommandOptions> = {},
   idempotencyStore: IdempotencyStore = new MemoryIdempotencyStore(),
 ): Promise<Observation> {
-  const tool = createRunCommandTool({ allow: ALLOW, ...options });
+  const tool = createRunCommandTool({ allow: ALLOW, ...options }, workspace);
   return executeToolCall(
     {
       call: { callId: 'call_1', name: 'run_command', argumentsJson: JSON.stringify(args) },
@@ -58,7 +58,6 @@ function run(
     },
     {
       registry: new ToolRegistry([tool]),
-      workspace,
       sanitizer: createSanitizer({ paths: [{ path: workspace.root, label: '.' }] }),
       logger: silentLogger,
       idempotencyStore,
@@ -224,12 +223,12 @@ describe('run_command', () => {
 
   it('kills every process, children that ignore SIGTERM included, when the call is aborted', async () => {
     const marker = sleepMarker();
-    const tool = createRunCommandTool({ allow: ['sh'] });
+    const tool = createRunCommandTool({ allow: ['sh'] }, workspace);
     const controller = new AbortController();
     const beats: unknown[] = [];
     const text = (await tool.execute(
       { program: 'sh', args: ['-c', stubborn(marker)], cwd: '.' },
-      directContext(workspace, controller.signal, (details) => {
+      directContext(controller.signal, (details) => {
         beats.push(details);
         // The line is one write: once any stdout arrived, all three processes exist.
         if ((details as { stdoutBytes: number }).stdoutBytes > 0) controller.abort();
@@ -319,7 +318,7 @@ describe('run_command', () => {
   });
 
   it('refuses a malformed configuration when it is built', () => {
-    const build = (options: RunCommandOptions) => () => createRunCommandTool(options);
+    const build = (options: RunCommandOptions) => () => createRunCommandTool(options, workspace);
     expect(build({ allow: [] })).toThrow(ToolDefinitionError);
     expect(build({ allow: ['bin/git'] })).toThrow(/must be a program name or an absolute path/);
     expect(build({ allow: ['..'] })).toThrow(/must be a program name or an absolute path/);
@@ -328,7 +327,7 @@ describe('run_command', () => {
   });
 
   it('tells the model which programs it may run', () => {
-    const tool: Tool = createRunCommandTool({ allow: ['git', '/usr/bin/ls'], timeoutSeconds: 30 });
+    const tool: Tool = createRunCommandTool({ allow: ['git', '/usr/bin/ls'], timeoutSeconds: 30 }, workspace);
     expect(tool.name).toBe('run_command');
     expect(tool.description).toContain('Allowed programs: git, /usr/bin/ls.');
     expect(tool.description).toContain('There is no shell');
@@ -338,11 +337,11 @@ describe('run_command', () => {
 
 describe('run_command without a sandbox (KEEL_RUN_COMMAND_SANDBOX=off)', () => {
   it('kills the whole process group, children that ignore SIGTERM included, when the call is aborted', async () => {
-    const tool = createRunCommandTool({ allow: ['sh'], sandbox: 'off' });
+    const tool = createRunCommandTool({ allow: ['sh'], sandbox: 'off' }, workspace);
     const controller = new AbortController();
     const text = (await tool.execute(
       { program: 'sh', args: ['-c', STUBBORN_PIDS], cwd: '.' },
-      directContext(workspace, controller.signal, (details) => {
+      directContext(controller.signal, (details) => {
         if ((details as { stdoutBytes: number }).stdoutBytes > 0) controller.abort();
       }),
     )) as string;

@@ -7,7 +7,7 @@ import {
   SEARCH_FILES_MAX_OUTPUT_CHARS,
   SEARCH_FILES_REGEX_BUDGET_MS,
   SEARCH_FILES_SHOWN_LINE_CHARS,
-  searchFiles,
+  createSearchFilesTool,
 } from '../../../src/tools/builtin/search-files.js';
 import { scanThreads } from '../../../src/tools/builtin/line-scanner.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
@@ -59,7 +59,6 @@ async function output(args: Record<string, unknown>): Promise<string> {
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     signal: new AbortController().signal,
-    workspace: escape.fixture.workspace,
     callId: 'call_1',
     idempotencyKey: 'run:call_1',
     heartbeat: () => undefined,
@@ -72,7 +71,11 @@ const defaults = { regex: false, path: '.', caseSensitive: true, maxResults: 100
 
 describe('searchFiles', () => {
   it('is a read-only tool named search_files', () => {
-    expect(searchFiles).toMatchObject({ name: 'search_files', readOnly: true, timeoutSeconds: 60 });
+    expect(createSearchFilesTool(escape.fixture.workspace)).toMatchObject({
+      name: 'search_files',
+      readOnly: true,
+      timeoutSeconds: 60,
+    });
   });
 
   it('finds text as "file:line: text" lines in path order, skipping .git, node_modules and .keel', async () => {
@@ -251,7 +254,10 @@ describe('searchFiles', () => {
     controller.abort(new Error('cancelled'));
     await expect(
       Promise.resolve(
-        searchFiles.execute({ ...defaults, pattern: 'alpha' }, context({ signal: controller.signal })),
+        createSearchFilesTool(escape.fixture.workspace).execute(
+          { ...defaults, pattern: 'alpha' },
+          context({ signal: controller.signal }),
+        ),
       ),
     ).rejects.toThrow('cancelled');
   });
@@ -261,7 +267,7 @@ describe('searchFiles', () => {
     const controller = new AbortController();
     const reason = new Error('cancelled');
     const searching = Promise.resolve(
-      searchFiles.execute(
+      createSearchFilesTool(escape.fixture.workspace).execute(
         { ...defaults, pattern: '^(a+)+$', regex: true, path: 'evil.txt' },
         context({ signal: controller.signal }),
       ),
@@ -297,7 +303,10 @@ describe('searchFiles', () => {
       Array.from({ length: 250 }, (_, index) => writeFile(inside('many', `f${index}.txt`), 'x')),
     );
     const heartbeat = vi.fn();
-    await searchFiles.execute({ ...defaults, pattern: 'alpha', path: 'many' }, context({ heartbeat }));
+    await createSearchFilesTool(escape.fixture.workspace).execute(
+      { ...defaults, pattern: 'alpha', path: 'many' },
+      context({ heartbeat }),
+    );
     expect(heartbeat).toHaveBeenCalledTimes(2);
     expect(heartbeat).toHaveBeenLastCalledWith({ filesSearched: 200 });
   });

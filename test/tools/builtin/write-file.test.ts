@@ -13,7 +13,7 @@ import {
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/contract/observation.js';
-import { WRITE_FILE_MAX_BYTES, writeFile as writeFileTool } from '../../../src/tools/builtin/write-file.js';
+import { createWriteFileTool, WRITE_FILE_MAX_BYTES } from '../../../src/tools/builtin/write-file.js';
 import type { ToolContext } from '../../../src/tools/define-tool.js';
 import { MemoryIdempotencyStore, runOnce } from '../../../src/tools/idempotency.js';
 import {
@@ -34,7 +34,11 @@ function write(args: Record<string, unknown>): Promise<Observation> {
 
 describe('writeFile', () => {
   it('is a tool named write_file that has side effects', () => {
-    expect(writeFileTool).toMatchObject({ name: 'write_file', readOnly: false, timeoutSeconds: 30 });
+    expect(createWriteFileTool(escape.fixture.workspace)).toMatchObject({
+      name: 'write_file',
+      readOnly: false,
+      timeoutSeconds: 30,
+    });
   });
 
   it('creates a file and says how many bytes it wrote', async () => {
@@ -72,12 +76,12 @@ describe('writeFile', () => {
     const store = new MemoryIdempotencyStore();
     const context: ToolContext = {
       signal: new AbortController().signal,
-      workspace: escape.fixture.workspace,
       callId: 'call_1',
       idempotencyKey: 'run:call_1',
       heartbeat: () => undefined,
       once: (step, effect) => runOnce(store, `run:call_1:${step}`, effect),
     };
+    const writeFileTool = createWriteFileTool(escape.fixture.workspace);
     const input = { path: 'once.txt', content: 'x', createDirectories: false, overwrite: false };
     await expect(Promise.resolve(writeFileTool.execute(input, context))).resolves.toBe(
       'Created once.txt (1 byte written)',

@@ -16,13 +16,14 @@ const PROBE_SECONDS = 30;
 export async function checkSandbox(options: RunCommandOptions): Promise<void> {
   const directory = await mkdtemp(path.join(tmpdir(), 'keel-sandbox-probe-'));
   try {
-    const tool = createRunCommandTool({ ...options, allow: ['/bin/sh'], timeoutSeconds: PROBE_SECONDS });
-    const workspace = await Workspace.open(directory);
+    const tool = createRunCommandTool(
+      { ...options, allow: ['/bin/sh'], timeoutSeconds: PROBE_SECONDS },
+      await Workspace.open(directory),
+    );
     const output = await tool.execute(
       { program: '/bin/sh', args: ['-c', 'exit 0'], cwd: '.' },
       {
         signal: new AbortController().signal,
-        workspace,
         callId: 'sandbox-probe',
         idempotencyKey: 'sandbox-probe',
         heartbeat: () => undefined,

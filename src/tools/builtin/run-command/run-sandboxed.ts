@@ -44,7 +44,7 @@ export async function runSandboxed(
   context: ToolContext,
   charLimit: number,
 ): Promise<string> {
-  const entries = await openProtectedEntries(context.workspace, MAX_PROTECTED);
+  const entries = await openProtectedEntries(command.workspace, MAX_PROTECTED);
   try {
     return await runWithProtected(command, settings, context, charLimit, entries);
   } finally {
@@ -98,7 +98,7 @@ async function runWithProtected(
   );
   const launcherStatus = await status;
   if (outcome.status.code === LAUNCHER_REFUSED) {
-    const refusal = launcherRefusal(launcherStatus, command, context);
+    const refusal = launcherRefusal(launcherStatus, command);
     if (refusal !== undefined) throw new ToolError(refusal);
   }
   if (!launcherStatus.includes('r') && outcome.stoppedBy === undefined) {
@@ -117,14 +117,14 @@ async function runWithProtected(
  * moved, `f<n>`: an inherited descriptor), or undefined when it refused nothing (the program itself
  * exited with that code).
  */
-function launcherRefusal(status: string, command: Command, context: ToolContext): string | undefined {
+function launcherRefusal(status: string, command: Command): string | undefined {
   const detail = status.slice(1);
   switch (status.charAt(0)) {
     case 'c':
       return `cwd ${command.cwd.path} changed while the command was starting (it was replaced or moved); nothing ran`;
     case 'p':
       return (
-        `protected path ${JSON.stringify(context.workspace.relative(detail))} changed while the command was ` +
+        `protected path ${JSON.stringify(command.workspace.relative(detail))} changed while the command was ` +
         'starting (it was replaced or moved); nothing ran'
       );
     case 'f':
