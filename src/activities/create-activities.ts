@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
+import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
 import { PAYLOAD_BYTES_LIMIT } from '../contract/defaults.js';
 import { fitObservations, jsonBytes } from '../contract/payload.js';
 import type { RunBudgets, RunLimits } from '../contract/run-input.js';
@@ -55,16 +56,19 @@ export interface ActivityDependencies {
   modelLimiter?: ModelCallLimiter;
 }
 
-/** Builds Keel's activities around their dependencies. */
+/**
+ * Builds Keel's activities around their dependencies, keyed by their `keel.` names and by the
+ * unprefixed names of runs recorded before those (see `ACTIVITY_NAMES`).
+ */
 export function createActivities(dependencies: ActivityDependencies) {
   const { registry, workspace, openai, sanitizer } = dependencies;
   // The worker log gets full errors, but not the secrets inside them.
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
 
-  return {
+  const activities = {
     /** Tells a run which tools this worker has and which model it defaults to. */
-    describeWorker(): Promise<WorkerProfile> {
+    describeWorker: (): Promise<WorkerProfile> => {
       return Promise.resolve({
         tools: registry.describe(),
         defaultModel: dependencies.defaultModel,
@@ -76,7 +80,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     },
 
     /** One model turn. Heartbeats while the request is in flight; a cancel aborts the HTTP request. */
-    async callModel(request: ModelRequest): Promise<ModelTurn> {
+    callModel: async (request: ModelRequest): Promise<ModelTurn> => {
       const context = Context.current();
       const signal = context.cancellationSignal;
       const missing = request.tools.filter((name) => registry.get(name) === undefined);
@@ -156,7 +160,7 @@ export function createActivities(dependencies: ActivityDependencies) {
      * One tool call through the executor: always an observation, unless the run is cancelled, or
      * (with `approval`) `approvalRequired` when a person must approve it first.
      */
-    async executeTool(request: ToolRequest): Promise<Observation | ApprovalRequired> {
+    executeTool: async (request: ToolRequest): Promise<Observation | ApprovalRequired> => {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
       const approval = request.approval === 'granted' ? undefined : request.approval;
@@ -188,6 +192,16 @@ export function createActivities(dependencies: ActivityDependencies) {
       // Characters are capped by the executor; bytes (multi-byte text) are capped here, below Temporal's limit.
       return 'approvalRequired' in result ? result : fitObservations([result], PAYLOAD_BYTES_LIMIT)[0]!;
     },
+  };
+  // Registered under both names: new runs schedule the prefixed ones, runs recorded before them the
+  // unprefixed ones, and both must find their activity on a worker of this version.
+  return {
+    [ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
+    [ACTIVITY_NAMES.callModel]: activities.callModel,
+    [ACTIVITY_NAMES.executeTool]: activities.executeTool,
+    [LEGACY_ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
+    [LEGACY_ACTIVITY_NAMES.callModel]: activities.callModel,
+    [LEGACY_ACTIVITY_NAMES.executeTool]: activities.executeTool,
   };
 }
 
@@ -221,7 +235,7 @@ async function cancelRemote(openai: OpenAI, responseId: string, logger: Logger):
   }
 }
 
-/** The activities' type, for `proxyActivities<KeelActivities>` in the workflow. */
+/** The activities' type, for `proxyActivities<KeelActivities>` in the workflow (see `keel-activities.ts`). */
 export type KeelActivities = ReturnType<typeof createActivities>;
 
 function safeHost(baseURL: string): string {

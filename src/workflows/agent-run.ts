@@ -9,14 +9,12 @@ import {
   isCancellation,
   log,
   patched,
-  proxyActivities,
   setCurrentDetails,
   sleep,
   TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { KeelActivities } from '../activities/create-activities.js';
 import {
   CARRIED_CONVERSATION_BYTES_LIMIT,
   DEFAULT_IDLE_TIMEOUT_SECONDS,
@@ -44,6 +42,8 @@ import type { Carried, NextInput } from './carry.js';
 import { Conversation } from './conversation.js';
 import { asWorkflowFailure, invalidInput } from './failures.js';
 import { setMessageHandlers } from './handlers.js';
+import { chooseActivityNames, keelActivities } from './keel-activities.js';
+import type { ActivityNames } from './keel-activities.js';
 import { ownValue } from './own-value.js';
 import { runToolCalls } from './tool-round.js';
 import { currentDetails, recordMessage, recordObservation, recordTurn } from './progress.js';
@@ -79,6 +79,7 @@ const STRICT_MESSAGES_PATCH = 'keel-strict-arguments-and-signals';
 
 async function runAgent(args: readonly unknown[]): Promise<RunResult> {
   const strict = patched(STRICT_MESSAGES_PATCH);
+  const names = chooseActivityNames();
   const { input, carried } = parseArguments(args, strict);
   const state: RunState = {
     phase: 'starting',
@@ -108,7 +109,7 @@ async function runAgent(args: readonly unknown[]): Promise<RunResult> {
   };
   setMessageHandlers({ state, input, approvals, queue, endSession }, strict);
 
-  const { describeWorker } = proxyActivities<KeelActivities>({
+  const { describeWorker } = keelActivities(names, {
     startToCloseTimeout: '30s',
     retry: { maximumAttempts: 5 },
     summary: 'load tools',
@@ -318,7 +319,7 @@ async function runAgent(args: readonly unknown[]): Promise<RunResult> {
     }
     let turn: ModelTurn;
     try {
-      turn = await callModel(limits, request);
+      turn = await callModel(names, limits, request);
     } catch (error) {
       rethrowIfCancelled(error, () => publish({ status: 'cancelled' }));
       return finish(failure('model turn', error));
@@ -375,6 +376,7 @@ async function runAgent(args: readonly unknown[]): Promise<RunResult> {
           limits,
           state,
           approvals,
+          names,
           outOfTime: () => outOfTime,
           publish,
         });
@@ -439,8 +441,8 @@ function chooseTools(input: RunInput, profile: WorkerProfile): ToolInfo[] {
   return chosen;
 }
 
-async function callModel(limits: RunLimits, request: ModelRequest): Promise<ModelTurn> {
-  const activities = proxyActivities<KeelActivities>({
+async function callModel(names: ActivityNames, limits: RunLimits, request: ModelRequest): Promise<ModelTurn> {
+  const activities = keelActivities(names, {
     startToCloseTimeout: `${limits.modelTimeoutSeconds}s`,
     heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
     retry: {
