@@ -3,6 +3,7 @@ import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
+import type { FailureType } from '../contract/failure-type.js';
 import { PAYLOAD_BYTES_LIMIT } from '../contract/defaults.js';
 import { fitObservations, jsonBytes } from '../contract/payload.js';
 import type { RunBudgets, RunLimits } from '../contract/run-input.js';
@@ -87,7 +88,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       if (missing.length > 0) {
         // A worker without the run's tools (a deploy removed them) cannot serve it; retrying here won't help.
         throw ApplicationFailure.create({
-          type: 'KeelError.ToolUnavailable',
+          type: 'KeelError.ToolUnavailable' satisfies FailureType,
           message: `This worker does not have the tool(s) ${missing.join(', ')} that the run offers to the model`,
           nonRetryable: true,
         });
@@ -213,7 +214,7 @@ function checkTurnSize(turn: ModelTurn, request: ModelRequest): ModelTurn {
   const bytes = jsonBytes(turn);
   if (bytes <= PAYLOAD_BYTES_LIMIT) return turn;
   throw ApplicationFailure.create({
-    type: 'KeelError.PayloadTooLarge',
+    type: 'KeelError.PayloadTooLarge' satisfies FailureType,
     message:
       `The model's output for turn ${request.turn} is ${bytes} bytes, more than the ${PAYLOAD_BYTES_LIMIT} bytes ` +
       'Keel lets through one Temporal payload. Lower maxOutputTokens or ask for shorter tool arguments.',

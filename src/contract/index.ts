@@ -1,4 +1,5 @@
 export * from './defaults.js';
+export * from './failure-type.js';
 export * from './format-issues.js';
 export * from './model-request.js';
 export * from './model-turn.js';
