@@ -7,6 +7,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type OpenAI from 'openai';
 import { createActivities } from './activities/create-activities.js';
+import type { Agent } from './agents/agent.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_SECONDS, STICKY_QUEUE_TIMEOUT_SECONDS } from './contract/defaults.js';
 import { ConfigError, defaultStateDirectory, workerConfigFromEnvironment } from './config.js';
 import { unreachableTemporal } from './config-error.js';
@@ -112,6 +113,8 @@ export interface KeelWorkerOptions {
   stateDirectory?: string;
   /** Tools to offer; {@link builtinTools} when absent. */
   tools?: readonly Tool[];
+  /** Named agents runs may ask for (`{ agent: "triage" }`), built with `defineAgent`. */
+  agents?: readonly Agent[];
   /** Names of the tools to enable (`KEEL_TOOLS`); all of `tools` when absent. */
   enabledTools?: readonly string[];
   /** Limits for runs that set none (`KEEL_MAX_TURNS` and so on). */
@@ -190,6 +193,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     idempotencyStore:
       options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
   });
   return Worker.create({
     connection: options.connection,

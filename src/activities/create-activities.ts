@@ -9,6 +9,8 @@ import { fitObservations, jsonBytes } from '../contract/payload.js';
 import type { RunBudgets, RunLimits } from '../contract/run-input.js';
 import type { ApprovalRequired } from '../contract/tool-request.js';
 import type { ModelPrice } from '../contract/usage.js';
+import type { Agent } from '../agents/agent.js';
+import { describeAgents } from '../agents/describe-agents.js';
 import { estimateTokens } from '../model/rate-limit.js';
 import type { ModelCallLimiter } from '../model/rate-limit.js';
 import type { Observation } from '../contract/observation.js';
@@ -55,6 +57,13 @@ export interface ActivityDependencies {
   prices?: Record<string, ModelPrice>;
   /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
   modelLimiter?: ModelCallLimiter;
+  /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
+  agents?: readonly Agent[];
+}
+
+/** What a run asks `describeWorker` about: the agent it was started with, if any. */
+export interface DescribeWorkerRequest {
+  agent?: string;
 }
 
 /**
@@ -66,10 +75,16 @@ export function createActivities(dependencies: ActivityDependencies) {
   // The worker log gets full errors, but not the secrets inside them.
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
+  const agents = describeAgents(dependencies.agents ?? [], registry);
 
   const activities = {
-    /** Tells a run which tools this worker has and which model it defaults to. */
-    describeWorker: (): Promise<WorkerProfile> => {
+    /**
+     * Tells a run which tools this worker has and which model it defaults to, and, when it asks for
+     * an agent the worker has, that agent's definition and version.
+     */
+    describeWorker: (request?: DescribeWorkerRequest): Promise<WorkerProfile> => {
+      // The name comes from the run input: only the worker's own agents are found (no prototype keys).
+      const agent = request?.agent === undefined ? undefined : agents.get(request.agent);
       return Promise.resolve({
         tools: registry.describe(),
         defaultModel: dependencies.defaultModel,
@@ -77,6 +92,8 @@ export function createActivities(dependencies: ActivityDependencies) {
         searchAttributes: dependencies.searchAttributes ?? false,
         ...(dependencies.budgets !== undefined ? { budgets: dependencies.budgets } : {}),
         ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
+        ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
+        ...(agent !== undefined ? { agent } : {}),
       });
     },
 

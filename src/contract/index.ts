@@ -1,3 +1,4 @@
+export * from './agent-profile.js';
 export * from './defaults.js';
 export * from './failure-type.js';
 export * from './format-issues.js';

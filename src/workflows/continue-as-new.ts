@@ -25,7 +25,8 @@ export function continueAsNewDue(run: RunContext): boolean {
 
 /**
  * Continues the run as a new execution that starts with `next`, carrying everything the state
- * holds; the run input travels unchanged beside it.
+ * holds; the run input travels unchanged beside it (the next execution asks the worker for its
+ * agent again, and its turns record the version they ran under).
  */
 export async function continueAsNewNow(run: RunContext, next: NextInput): Promise<never> {
   const { state } = run;
@@ -51,5 +52,5 @@ export async function continueAsNewNow(run: RunContext, next: NextInput): Promis
       ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
       : {}),
   };
-  return continueAsNew<(...args: AgentRunArgs) => Promise<RunResult>>(run.input, carry);
+  return continueAsNew<(...args: AgentRunArgs) => Promise<RunResult>>(run.givenInput, carry);
 }

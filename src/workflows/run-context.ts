@@ -1,3 +1,4 @@
+import type { AgentStamp } from '../contract/agent-profile.js';
 import type { RunBudgets, RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolInfo } from '../contract/tool-info.js';
@@ -12,7 +13,12 @@ import type { StopCondition } from './stop-conditions.js';
  * `setUpRun`). The steps read it and change only `state`, `queue` and `flags`.
  */
 export interface RunContext {
+  /** The run input with its agent's defaults filled in (see `applyAgent`). */
   input: RunInput;
+  /** The run input as the caller gave it: what the run carries across continue-as-new. */
+  givenInput: RunInput;
+  /** The agent the run was started with, and its version on this worker. */
+  agent: AgentStamp | undefined;
   /** The live state the `state` query answers; also what the run carries across continue-as-new. */
   state: RunState;
   /** Whether this execution checks every argument and takes signals (see `STRICT_MESSAGES_PATCH`). */

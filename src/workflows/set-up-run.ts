@@ -10,6 +10,7 @@ import type { RunBudgets, RunInput } from '../contract/run-input.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolInfo } from '../contract/tool-info.js';
 import { emptyUsage } from '../contract/usage.js';
+import { applyAgent } from './apply-agent.js';
 import { Approvals } from './approvals.js';
 import { parseArguments } from './arguments.js';
 import { chooseTools } from './choose-tools.js';
@@ -37,12 +38,12 @@ const STRICT_MESSAGES_PATCH = 'keel-strict-arguments-and-signals';
 export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunContext; first: Step }> {
   const strict = patched(STRICT_MESSAGES_PATCH);
   const names = chooseActivityNames();
-  const { input, carried } = parseArguments(args, strict);
+  const { input: given, carried } = parseArguments(args, strict);
   const state: RunState = {
     phase: 'starting',
     turn: carried?.turn ?? 0,
-    maxTurns: resolveLimits(input).maxTurns,
-    model: input.model ?? null,
+    maxTurns: resolveLimits(given).maxTurns,
+    model: given.model ?? null,
     pendingCalls: [],
     toolCalls: carried?.toolCalls ?? 0,
     usage: carried?.usage ?? emptyUsage,
@@ -69,14 +70,19 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
   const endSession = (): void => {
     flags.ending = true;
   };
-  setMessageHandlers({ state, input, approvals, queue, endSession }, strict);
+  setMessageHandlers({ state, input: given, approvals, queue, endSession }, strict);
 
   const { describeWorker } = keelActivities(names, {
     startToCloseTimeout: '30s',
     retry: { maximumAttempts: 5 },
     summary: 'load tools',
   });
-  const profile = await describeWorker();
+  // Without an agent, asked as before: the activity's input stays what older histories hold.
+  const profile = await (given.agent === undefined
+    ? describeWorker()
+    : describeWorker({ agent: given.agent }));
+  const { input, agent } = applyAgent(given, profile);
+  if (agent !== undefined) state.agent = agent;
   const limits = resolveLimits(input, profile.limits);
   state.maxTurns = limits.maxTurns;
   const tools = chooseTools(input, profile);
@@ -95,6 +101,8 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
   const budgetsSpent = anyOf(budgetConditions(budgets));
   const run: RunContext = {
     input,
+    givenInput: given,
+    agent,
     state,
     strict,
     names,

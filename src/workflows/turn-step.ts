@@ -40,6 +40,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     parallelToolCalls: input.parallelToolCalls,
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
+    ...(run.agent !== undefined ? { agent: run.agent } : {}),
   };
   // The last line of defence: Temporal would refuse the command and retry the workflow task forever.
   const requestBytes = jsonBytes(request);
@@ -108,7 +109,7 @@ function recordModelTurn(run: RunContext, turn: ModelTurn): void {
   updateCost(run);
   state.lastResponseId = turn.responseId;
   run.conversation?.addTurnOutput(turn.outputItems ?? []);
-  recordTurn(state, turn);
+  recordTurn(state, turn, run.agent);
   publish(run, {});
   if (turn.text !== '') run.flags.lastText = turn.text;
 }
