@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defineAgent } from '../../src/agents/define-agent.js';
 import type { Agent } from '../../src/agents/agent.js';
@@ -122,6 +123,12 @@ describe('named agents', () => {
         ]);
         const state = await keel.getRunState(runId);
         expect(state.agent).toEqual({ name: 'triage', version });
+        // The agent's path is deterministic: its history replays against the workflow code.
+        await Worker.runReplayHistory(
+          { workflowBundle: { codePath: inject('workflowBundlePath') } },
+          await server.client.workflow.getHandle(runId).fetchHistory(),
+          runId,
+        );
         expect(state.maxTurns).toBe(3);
         expect(state.events.filter((event) => event.kind === 'turn').map((event) => event.agent)).toEqual([
           { name: 'triage', version },
