@@ -13,6 +13,7 @@ import {
 import type { HistoryEvent } from './support/history-timeline.js';
 import { withKeelWorker } from './support/keel-worker.js';
 import { round } from './support/stats.js';
+import { ACTIVITY_NAMES } from '../src/contract/activity-names.js';
 
 /** Temporal's defaults for suggesting continue-as-new (`limit.historyCount/historySize.suggestContinueAsNew`). */
 export const SUGGEST_CONTINUE_AS_NEW = { events: 4096, bytes: 4 * 1024 * 1024 };
@@ -141,7 +142,7 @@ function historyCase(
     if (started?.historySizeBytes !== undefined && started.historySizeBytes !== null)
       bytes = Number(started.historySizeBytes);
     const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (eventName(event) === 'ActivityTaskScheduled' && name === 'callModel')
+    if (eventName(event) === 'ActivityTaskScheduled' && name === ACTIVITY_NAMES.callModel)
       points.push({ turn: points.length + 1, events: Number(event.eventId), bytes });
   }
   const eventCurve = fitQuadratic(points.map((point) => [point.turn, point.events] as const));
@@ -149,7 +150,7 @@ function historyCase(
   // Continue-as-new is suggested on a workflow task once history passes a limit; Keel acts on it at the next turn.
   const byEvents = firstReaching(eventCurve, SUGGEST_CONTINUE_AS_NEW.events);
   const byBytes = firstReaching(byteCurve, SUGGEST_CONTINUE_AS_NEW.bytes);
-  const breakdown = stepBreakdown(events, 'callModel');
+  const breakdown = stepBreakdown(events, ACTIVITY_NAMES.callModel);
   const first = points[0];
   const last = points[points.length - 1];
   const beforeLast = points[points.length - 2];

@@ -18,6 +18,7 @@ import { histogramMean, scrapeMetrics } from './support/metrics.js';
 import type { MetricsSnapshot } from './support/metrics.js';
 import { plainLoop } from './support/plain-loop.js';
 import type { WhatIfInput } from './what-if/workflows.js';
+import { ACTIVITY_NAMES } from '../src/contract/activity-names.js';
 
 /** Options of the per-step benchmark. */
 export interface PerStepOptions {
@@ -320,7 +321,7 @@ async function workerVariant(
     name,
     label,
     environment,
-    modelActivity: 'callModel',
+    modelActivity: ACTIVITY_NAMES.callModel,
     taskQueue: started.taskQueue,
     run: (task, turns) => run(started, task, turns),
     async stop() {

@@ -8,6 +8,10 @@ export { KeelOptions } from './plugin/keel-options.js';
 export type { ResolvedKeelOptions } from './plugin/keel-options.js';
 export { loadToolsModule, ToolsModule } from './plugin/tools-module.js';
 
+// Agents a worker offers by name
+export { AgentDefinition, AgentDefinitionError, agentVersion, defineAgent } from './agents/index.js';
+export type { Agent } from './agents/index.js';
+
 // Tools
 export { defineTool, ToolDefinitionError, LOCAL_TOOL_MAX_SECONDS } from './tools/define-tool.js';
 export type { Tool, ToolContext, ToolOutput, ToolSpec } from './tools/define-tool.js';

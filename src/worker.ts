@@ -134,6 +134,8 @@ export async function keelOptionsFromConfig(
     workspaceProtect: config.workspaceProtect,
     stateDirectory: config.stateDirectory,
     tools: (workspace) => [...configuredTools(config, workspace), ...(own?.tools ?? [])],
+    ...(own?.agents ? { agents: own.agents } : {}),
+    ...(own?.mcpServers ? { mcpServers: own.mcpServers } : {}),
     ...(config.tools ? { enabledTools: config.tools } : {}),
     limits: config.limits,
     budgets: config.budgets,

@@ -2,11 +2,15 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
+import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
+import type { FailureType } from '../contract/failure-type.js';
 import { PAYLOAD_BYTES_LIMIT } from '../contract/defaults.js';
 import { fitObservations, jsonBytes } from '../contract/payload.js';
 import type { RunBudgets, RunLimits } from '../contract/run-input.js';
 import type { ApprovalRequired } from '../contract/tool-request.js';
 import type { ModelPrice } from '../contract/usage.js';
+import type { Agent } from '../agents/agent.js';
+import { describeAgents } from '../agents/describe-agents.js';
 import { estimateTokens } from '../model/rate-limit.js';
 import type { ModelCallLimiter } from '../model/rate-limit.js';
 import type { Observation } from '../contract/observation.js';
@@ -52,18 +56,34 @@ export interface ActivityDependencies {
   prices?: Record<string, ModelPrice>;
   /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
   modelLimiter?: ModelCallLimiter;
+  /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
+  agents?: readonly Agent[];
 }
 
-/** Builds Keel's activities around their dependencies. */
+/** What a run asks `describeWorker` about: the agent it was started with, if any. */
+export interface DescribeWorkerRequest {
+  agent?: string;
+}
+
+/**
+ * Builds Keel's activities around their dependencies, keyed by their `keel.` names and by the
+ * unprefixed names of runs recorded before those (see `ACTIVITY_NAMES`).
+ */
 export function createActivities(dependencies: ActivityDependencies) {
   const { registry, openai, sanitizer } = dependencies;
   // The worker log gets full errors, but not the secrets inside them.
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
+  const agents = describeAgents(dependencies.agents ?? [], registry);
 
-  return {
-    /** Tells a run which tools this worker has and which model it defaults to. */
-    describeWorker(): Promise<WorkerProfile> {
+  const activities = {
+    /**
+     * Tells a run which tools this worker has and which model it defaults to, and, when it asks for
+     * an agent the worker has, that agent's definition and version.
+     */
+    describeWorker: (request?: DescribeWorkerRequest): Promise<WorkerProfile> => {
+      // The name comes from the run input: only the worker's own agents are found (no prototype keys).
+      const agent = request?.agent === undefined ? undefined : agents.get(request.agent);
       return Promise.resolve({
         tools: registry.describe(),
         defaultModel: dependencies.defaultModel,
@@ -71,18 +91,20 @@ export function createActivities(dependencies: ActivityDependencies) {
         searchAttributes: dependencies.searchAttributes ?? false,
         ...(dependencies.budgets !== undefined ? { budgets: dependencies.budgets } : {}),
         ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
+        ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
+        ...(agent !== undefined ? { agent } : {}),
       });
     },
 
     /** One model turn. Heartbeats while the request is in flight; a cancel aborts the HTTP request. */
-    async callModel(request: ModelRequest): Promise<ModelTurn> {
+    callModel: async (request: ModelRequest): Promise<ModelTurn> => {
       const context = Context.current();
       const signal = context.cancellationSignal;
       const missing = request.tools.filter((name) => registry.get(name) === undefined);
       if (missing.length > 0) {
         // A worker without the run's tools (a deploy removed them) cannot serve it; retrying here won't help.
         throw ApplicationFailure.create({
-          type: 'KeelError.ToolUnavailable',
+          type: 'KeelError.ToolUnavailable' satisfies FailureType,
           message: `This worker does not have the tool(s) ${missing.join(', ')} that the run offers to the model`,
           nonRetryable: true,
         });
@@ -155,7 +177,7 @@ export function createActivities(dependencies: ActivityDependencies) {
      * One tool call through the executor: always an observation, unless the run is cancelled, or
      * (with `approval`) `approvalRequired` when a person must approve it first.
      */
-    async executeTool(request: ToolRequest): Promise<Observation | ApprovalRequired> {
+    executeTool: async (request: ToolRequest): Promise<Observation | ApprovalRequired> => {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
       const approval = request.approval === 'granted' ? undefined : request.approval;
@@ -187,6 +209,16 @@ export function createActivities(dependencies: ActivityDependencies) {
       return 'approvalRequired' in result ? result : fitObservations([result], PAYLOAD_BYTES_LIMIT)[0]!;
     },
   };
+  // Registered under both names: new runs schedule the prefixed ones, runs recorded before them the
+  // unprefixed ones, and both must find their activity on a worker of this version.
+  return {
+    [ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
+    [ACTIVITY_NAMES.callModel]: activities.callModel,
+    [ACTIVITY_NAMES.executeTool]: activities.executeTool,
+    [LEGACY_ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
+    [LEGACY_ACTIVITY_NAMES.callModel]: activities.callModel,
+    [LEGACY_ACTIVITY_NAMES.executeTool]: activities.executeTool,
+  };
 }
 
 /**
@@ -197,7 +229,7 @@ function checkTurnSize(turn: ModelTurn, request: ModelRequest): ModelTurn {
   const bytes = jsonBytes(turn);
   if (bytes <= PAYLOAD_BYTES_LIMIT) return turn;
   throw ApplicationFailure.create({
-    type: 'KeelError.PayloadTooLarge',
+    type: 'KeelError.PayloadTooLarge' satisfies FailureType,
     message:
       `The model's output for turn ${request.turn} is ${bytes} bytes, more than the ${PAYLOAD_BYTES_LIMIT} bytes ` +
       'Keel lets through one Temporal payload. Lower maxOutputTokens or ask for shorter tool arguments.',
@@ -219,7 +251,7 @@ async function cancelRemote(openai: OpenAI, responseId: string, logger: Logger):
   }
 }
 
-/** The activities' type, for `proxyActivities<KeelActivities>` in the workflow. */
+/** The activities' type, for `proxyActivities<KeelActivities>` in the workflow (see `keel-activities.ts`). */
 export type KeelActivities = ReturnType<typeof createActivities>;
 
 function safeHost(baseURL: string): string {

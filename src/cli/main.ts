@@ -54,7 +54,9 @@ Starts a run and follows it: each turn, each tool call and its outcome, tokens.
   --demo                 use a built-in scripted model (no key needed; it is not an AI)
   --detach               print the run id and return at once
   --id <run id>          workflow id to use (a business key makes starts idempotent)
-  --model <name>         model (default: KEEL_MODEL)
+  --agent <name>         a named agent the worker offers: its instructions, model, tools,
+                         approvals and limits, unless other options set their own
+  --model <name>         model (default: the agent's, else KEEL_MODEL)
   --max-turns <n>        model turns before the run stops
   --tools <a,b>          tools to offer (default: all the worker has)
   --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
@@ -108,6 +110,7 @@ const OPTIONS = {
   demo: { type: 'boolean' },
   detach: { type: 'boolean' },
   id: { type: 'string' },
+  agent: { type: 'string' },
   model: { type: 'string' },
   'max-turns': { type: 'string' },
   tools: { type: 'string' },
@@ -124,7 +127,7 @@ const OPTIONS = {
 
 /** Which options each command accepts, beyond the common ones. */
 const ACCEPTS: Record<string, string[]> = {
-  run: ['demo', 'detach', 'id', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'session'],
+  run: ['demo', 'detach', 'id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'session'],
   worker: ['tools'],
   status: [],
   follow: [],
@@ -241,6 +244,7 @@ function runInput(positionals: string[], values: Record<string, string | boolean
   const task = positionals.join(' ').trim();
   if (task === '') throw new UsageError('Give the task, e.g. keel run "Summarise README.md"');
   const input: RunInputArgs = { task };
+  if (typeof values.agent === 'string') input.agent = values.agent;
   if (typeof values.model === 'string') input.model = values.model;
   if (typeof values.instructions === 'string') input.instructions = values.instructions;
   const maxTurns = positiveInteger(values['max-turns'], '--max-turns');

@@ -1,4 +1,6 @@
+export * from './agent-profile.js';
 export * from './defaults.js';
+export * from './failure-type.js';
 export * from './format-issues.js';
 export * from './model-request.js';
 export * from './model-turn.js';

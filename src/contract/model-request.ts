@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentStamp } from './agent-profile.js';
 import { Observation } from './observation.js';
 
 /** A Responses API input item, as plain JSON (stateless runs keep them in the workflow). */
@@ -56,5 +57,7 @@ export const ModelRequest = z.object({
   parallelToolCalls: z.boolean(),
   maxOutputTokens: z.number().int().optional(),
   reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).optional(),
+  /** The agent (and its version) the turn runs under, for a run started with one. */
+  agent: AgentStamp.optional(),
 });
 export type ModelRequest = z.infer<typeof ModelRequest>;

@@ -87,6 +87,13 @@ export const RunInput = z
       .min(1, 'must describe the task')
       .max(200_000)
       .describe('What the agent should do.'),
+    agent: z
+      .string()
+      .regex(TOOL_NAME_PATTERN, 'is not a valid agent name')
+      .optional()
+      .describe(
+        "A named agent of the worker's: its instructions, model, tools, approvals, limits and budgets apply unless this input sets its own.",
+      ),
     instructions: z
       .string()
       .max(200_000)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FailureType } from './failure-type.js';
 import { Usage } from './usage.js';
 
 const common = {
@@ -35,8 +36,8 @@ export const RunResult = z.discriminatedUnion('status', [
     status: z.literal('failed'),
     /** A readable sentence for people: what went wrong and what to do. */
     reason: z.string(),
-    /** Dotted failure type, e.g. `ModelError.Authentication`. */
-    errorType: z.string(),
+    /** Dotted failure type, e.g. `ModelError.Authentication`: one of the closed {@link FailureType}. */
+    errorType: FailureType,
     ...common,
   }),
 ]);

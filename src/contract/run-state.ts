@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentStamp } from './agent-profile.js';
 import { ObservationError } from './observation.js';
 import { RunResult } from './run-result.js';
 import { Usage } from './usage.js';
@@ -17,6 +18,8 @@ export const RunEvent = z.discriminatedUnion('kind', [
     text: z.string(),
     /** The calls the model asked for, each with a one-line summary (`read_file src/index.ts`). */
     calls: z.array(z.object({ callId: z.string(), name: z.string(), summary: z.string() })),
+    /** The agent and version the turn ran under, in a run started with an agent. */
+    agent: AgentStamp.optional(),
   }),
   z.object({
     seq: z.number().int().nonnegative(),
@@ -82,6 +85,8 @@ export const RunState = z.object({
   turn: z.number().int().nonnegative(),
   maxTurns: z.number().int().positive(),
   model: z.string().nullable(),
+  /** The agent the run was started with, and the version its latest turn ran under. */
+  agent: AgentStamp.optional(),
   /** Calls of the current turn that have no observation yet. */
   pendingCalls: z.array(z.object({ callId: z.string(), name: z.string() })),
   toolCalls: z.number().int().nonnegative(),

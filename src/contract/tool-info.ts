@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentName, AgentProfile } from './agent-profile.js';
 import { RunBudgets, RunLimits } from './run-input.js';
 import { ModelPrice } from './usage.js';
 
@@ -33,5 +34,9 @@ export const WorkerProfile = z.object({
   budgets: RunBudgets.partial().optional(),
   /** US dollars per million tokens, by model name, for cost budgets (`KEEL_MODEL_PRICES`). */
   prices: z.record(z.string(), ModelPrice).optional(),
+  /** The names of the agents the worker offers. Absent in older histories and on workers without agents. */
+  agents: z.array(AgentName).optional(),
+  /** The agent the run asked for, when the worker has it. */
+  agent: AgentProfile.optional(),
 });
 export type WorkerProfile = z.infer<typeof WorkerProfile>;

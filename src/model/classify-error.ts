@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { ModelFailureType } from '../contract/failure-type.js';
 import { ModelError } from './model-error.js';
 
 /** Longest server-requested delay we honour; beyond it Temporal's own backoff takes over. */
@@ -91,7 +92,7 @@ function classifyStatus(error: APIError<number, Headers | undefined>, context: M
 }
 
 /** Non-retryable statuses: their failure type and a hint on what to fix. */
-const CLIENT_ERRORS: Record<number, [string, string]> = {
+const CLIENT_ERRORS: Record<number, [ModelFailureType, string]> = {
   400: ['ModelError.BadRequest', ''],
   401: ['ModelError.Authentication', '. Check OPENAI_API_KEY on the worker.'],
   403: ['ModelError.PermissionDenied', '. The key is not allowed to use this model or endpoint.'],

@@ -1,3 +1,5 @@
+import type { ModelFailureType } from '../contract/failure-type.js';
+
 /**
  * A model call failed. `type` is a dotted failure type (`ModelError.RateLimit`) that Temporal records,
  * `retryable` decides whether Temporal tries again, and `retryAfterMs` is the server's requested delay.
@@ -7,7 +9,7 @@ export class ModelError extends Error {
   override name = 'ModelError';
 
   constructor(
-    readonly type: string,
+    readonly type: ModelFailureType,
     message: string,
     readonly retryable: boolean,
     readonly retryAfterMs?: number,

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { z } from 'zod';
+import { AgentDefinition } from '../agents/agent-definition.js';
 import { RunBudgets, RunLimits } from '../contract/run-input.js';
 import { ModelPrice } from '../contract/usage.js';
 import type { Logger } from '../logger.js';
@@ -64,6 +65,11 @@ export const KeelOptions = z.object({
       ),
     ])
     .optional(),
+  /**
+   * Named agents runs may ask for (`{ agent: "triage", task }`): instructions, model, tools,
+   * approvals, limits and budgets a caller need not know. Made with `defineAgent`, or plain data.
+   */
+  agents: z.array(AgentDefinition).readonly().optional(),
   /**
    * MCP servers whose tools the worker offers, as `<server>__<tool>`: stdio (`command`) or Streamable
    * HTTP (`url`), each with its own `allowTools`, `needsApproval` and `timeoutSeconds` (docs/mcp.md).

@@ -97,6 +97,7 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.prices ? { prices: options.prices } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
     ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
     searchAttributes: options.searchAttributes,
     // Temporal retries a model turn: retries inside the SDK would multiply attempts and hide failures.

@@ -4,10 +4,17 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config-error.js';
 import { formatIssues } from '../contract/format-issues.js';
 import { z } from 'zod';
-import { ToolValue } from './keel-options.js';
+import { KeelOptions, ToolValue } from './keel-options.js';
 
-/** What a tools module (`keel worker --tools ./my-tools.js`, `KEEL_TOOLS_MODULE`) gives the worker. */
-export const ToolsModule = z.strictObject({ tools: z.array(ToolValue).readonly().optional() });
+/**
+ * What a tools module (`keel worker --tools ./my-tools.js`, `KEEL_TOOLS_MODULE`) gives the worker: its
+ * own tools, named agents and MCP servers.
+ */
+export const ToolsModule = z.strictObject({
+  tools: z.array(ToolValue).readonly().optional(),
+  agents: KeelOptions.shape.agents,
+  mcpServers: KeelOptions.shape.mcpServers,
+});
 /** The checked exports of a tools module. */
 export type ToolsModule = typeof ToolsModule._output;
 
@@ -15,7 +22,7 @@ export type ToolsModule = typeof ToolsModule._output;
 let registered: Promise<void> | undefined;
 
 /** What a tools module may export: named exports, or the same names on its default export. */
-const EXPORTS = ['tools'] as const;
+const EXPORTS = ['tools', 'agents', 'mcpServers'] as const;
 
 /**
  * Loads a module of the operator's own tools: `export const tools = [defineTool(…), …]` (or a default
@@ -52,7 +59,7 @@ export async function loadToolsModule(specifier: string, cwd: string = process.c
   if (Object.keys(exported).length === 0) {
     throw new ConfigError(
       `The tools module ${specifier} exports none of ${EXPORTS.join(', ')}: ` +
-        'export const tools = [defineTool({ … })]',
+        'export const tools = [defineTool({ … })], agents = [defineAgent({ … })], mcpServers = [{ … }]',
     );
   }
   const parsed = ToolsModule.safeParse(exported);

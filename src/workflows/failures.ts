@@ -7,11 +7,12 @@ import {
   TemporalFailure,
   WorkflowError,
 } from '@temporalio/workflow';
+import type { FailureType } from '../contract/failure-type.js';
 
 /** A run input (or argument) the workflow cannot use: the run fails at once, never retried. */
 export function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({
-    type: 'KeelError.InvalidInput',
+    type: 'KeelError.InvalidInput' satisfies FailureType,
     message: `Invalid run input:\n${message}`,
     nonRetryable: true,
   });
@@ -22,7 +23,11 @@ export function invalidInput(message: string): ApplicationFailure {
  * again would be refused again, so the caller must not retry it as it is.
  */
 export function invalidUpdate(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'KeelError.InvalidUpdate', message, nonRetryable: true });
+  return ApplicationFailure.create({
+    type: 'KeelError.InvalidUpdate' satisfies FailureType,
+    message,
+    nonRetryable: true,
+  });
 }
 
 /**
@@ -50,7 +55,7 @@ export function asWorkflowFailure(error: unknown, where: string): unknown {
     ...(error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {}),
   });
   return ApplicationFailure.create({
-    type: 'KeelError.Unexpected',
+    type: 'KeelError.Unexpected' satisfies FailureType,
     message: `Keel's ${where} failed unexpectedly (${message}); the run cannot go on. The worker log has the details.`,
     nonRetryable: true,
   });

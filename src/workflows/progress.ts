@@ -1,3 +1,4 @@
+import type { AgentStamp } from '../contract/agent-profile.js';
 import type { Observation } from '../contract/observation.js';
 import { shorten } from '../contract/text.js';
 import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
@@ -25,7 +26,7 @@ function append(
 }
 
 /** Records a finished model turn. */
-export function recordTurn(state: RunState, turn: ModelTurn): void {
+export function recordTurn(state: RunState, turn: ModelTurn, agent?: AgentStamp): void {
   append(state, {
     kind: 'turn',
     turn: state.turn,
@@ -36,6 +37,7 @@ export function recordTurn(state: RunState, turn: ModelTurn): void {
       name: call.name,
       summary: toolCallSummary(call),
     })),
+    ...(agent !== undefined ? { agent } : {}),
   });
 }
 
@@ -90,7 +92,8 @@ export function recordRefusal(state: RunState, signal: string, reason: string): 
  */
 export function currentDetails(state: RunState): string {
   const lines = [
-    `**${phaseLabel(state)}** · turn ${state.turn} of ${state.maxTurns} · model ${state.model ?? '…'}`,
+    `**${phaseLabel(state)}** · turn ${state.turn} of ${state.maxTurns} · model ${state.model ?? '…'}` +
+      (state.agent !== undefined ? ` · agent ${state.agent.name} (version ${state.agent.version})` : ''),
   ];
   const lastCall = [...state.events].reverse().find((event) => event.kind === 'observation');
   if (lastCall?.kind === 'observation') {

@@ -1,5 +1,4 @@
-import { condition, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { KeelActivities } from '../activities/create-activities.js';
+import { condition } from '@temporalio/workflow';
 import {
   DEFAULT_TOOL_TIMEOUT_SECONDS,
   TOOL_ACTIVITY_GRACE_SECONDS,
@@ -12,6 +11,8 @@ import type { ToolCall } from '../contract/tool-call.js';
 import type { ToolInfo } from '../contract/tool-info.js';
 import type { ApprovalRequired, ToolRequest } from '../contract/tool-request.js';
 import type { Approvals } from './approvals.js';
+import { keelActivities, keelLocalActivities } from './keel-activities.js';
+import type { ActivityNames } from './keel-activities.js';
 import { ownValue } from './own-value.js';
 import { preview, recordApproval, recordObservation } from './progress.js';
 import { toolCallSummary } from './tool-summary.js';
@@ -23,6 +24,8 @@ export interface ToolRound {
   limits: RunLimits;
   state: RunState;
   approvals: Approvals;
+  /** The names this execution schedules Keel's activities under. */
+  names: ActivityNames;
   outOfTime(): boolean;
   publish(attributes?: { status?: string } | false): void;
 }
@@ -50,17 +53,21 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
     };
     const startToCloseTimeout = `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s` as const;
     // A fast read-only tool may run as a local activity: no task round trip, no heartbeats needed.
-    const activities =
+    const { executeTool } =
       byName.get(call.name)?.local === true && mode === 'never'
-        ? proxyLocalActivities<KeelActivities>({ startToCloseTimeout, retry, summary: toolCallSummary(call) })
-        : proxyActivities<KeelActivities>({
+        ? keelLocalActivities(round.names, {
+            startToCloseTimeout,
+            retry,
+            summary: toolCallSummary(call),
+          })
+        : keelActivities(round.names, {
             startToCloseTimeout,
             heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
             retry,
             summary: toolCallSummary(call),
           });
     const execute = (toRun: ToolCall, approval?: ToolRequest['approval']) =>
-      activities.executeTool({
+      executeTool({
         call: toRun,
         allowedTools,
         outputCharLimit: limits.observationCharLimit,

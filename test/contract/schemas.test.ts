@@ -71,6 +71,7 @@ function schemaFields(file: PublishedSchemaFile): string[] {
 /** Every field a run input can set, each with a value the worker accepts. */
 const fullInput = {
   task: 'Summarise README.md.',
+  agent: 'triage',
   instructions: 'Answer in one line.',
   model: 'gpt-5-mini',
   tools: ['read_file', 'list_directory'],

@@ -23,14 +23,15 @@ afterAll(async () => {
 });
 
 describe('a tools module', () => {
-  it('gives its tools, loaded from TypeScript', async () => {
-    const { tools } = await loadToolsModule('my-tools.ts', fixtures);
+  it('gives its tools and agents, loaded from TypeScript', async () => {
+    const { tools, agents } = await loadToolsModule('my-tools.ts', fixtures);
     expect(tools?.map((tool) => tool.name)).toEqual(['shout']);
+    expect(agents?.map((agent) => agent.name)).toEqual(['shouter']);
   });
 
   it.each([
     ['missing.js', /The tools module missing\.js does not exist \(looked for .*missing\.js\)/],
-    ['nothing.mjs', /exports none of tools: export const tools = \[defineTool/],
+    ['nothing.mjs', /exports none of tools, agents, mcpServers: export const tools = \[defineTool/],
     [
       'default-export.mjs',
       /exports something else than Keel expects:\n {2}tools\[0\]: expected a tool made by defineTool/,
@@ -41,7 +42,7 @@ describe('a tools module', () => {
     await expect(attempt).rejects.toThrow(message);
   });
 
-  it('is offered by `keel worker --tools` beside the built-in tools', async () => {
+  it('is offered by `keel worker --tools`: a run starts its agent by name', async () => {
     const model = await ScriptedModel.start([
       reply.calls({ name: 'shout', arguments: { text: 'ahoy' } }),
       reply.text('AHOY!'),
@@ -61,16 +62,11 @@ describe('a tools module', () => {
     try {
       await worker.waitForOutput(`Keel worker on task queue "${taskQueue}"`);
       const keel = new KeelClient(server.client, taskQueue);
-      const runId = await keel.startRun({ task: 'Shout ahoy' });
+      const runId = await keel.startRun({ agent: 'shouter', task: 'Shout ahoy' });
       expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'AHOY!' });
-      expect(model.requests[0]?.body.tools?.map((tool: { name: string }) => tool.name)).toEqual([
-        'read_file',
-        'list_directory',
-        'search_files',
-        'write_file',
-        'edit_file',
-        'shout',
-      ]);
+      // The module's agent: its instructions and its one tool, not the worker's built-in ones.
+      expect(model.requests[0]?.body.instructions).toBe('Shout whatever you are given.');
+      expect(model.requests[0]?.body.tools?.map((tool: { name: string }) => tool.name)).toEqual(['shout']);
       expect(model.requests[1]?.body.input).toEqual([
         { type: 'function_call_output', call_id: 'call_1_1', output: 'AHOY!' },
       ]);

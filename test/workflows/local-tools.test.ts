@@ -42,7 +42,7 @@ describe('local tools', () => {
         const scheduled = events.flatMap(
           (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
         );
-        expect(scheduled).toEqual(['describeWorker', 'callModel', 'callModel']);
+        expect(scheduled).toEqual(['keel.describeWorker', 'keel.callModel', 'keel.callModel']);
         const markers = events.filter(
           (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
         );

@@ -13,6 +13,7 @@ import { executionChain, waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest, ScriptStep } from '../support/scripted-model.js';
 import { blockingTool, echoTool, localEchoTool } from '../support/test-tools.js';
+import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -205,7 +206,9 @@ describe(`a ${LONG_RUN_TURNS}-turn run with continue-as-new suggested at ${SUGGE
             const turnsPer = chain.map(
               (execution) =>
                 execution.events.filter(
-                  (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+                  (event) =>
+                    event.activityTaskScheduledEventAttributes?.activityType?.name ===
+                    ACTIVITY_NAMES.callModel,
                 ).length,
             );
             expect(turnsPer.reduce((a, b) => a + b, 0)).toBe(LONG_RUN_TURNS);

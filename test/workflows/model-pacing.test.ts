@@ -4,6 +4,7 @@ import type { Deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -59,7 +60,7 @@ async function waitUntilStarted(
         const { raw } = await client.workflow.getHandle(runId).describe();
         return (raw.pendingActivities ?? []).some(
           (activity) =>
-            activity.activityType?.name === 'callModel' &&
+            activity.activityType?.name === ACTIVITY_NAMES.callModel &&
             activity.lastStartedTime &&
             activity.lastHeartbeatTime,
         );

@@ -24,7 +24,8 @@ describe('an unexpected error in workflow code', () => {
       taskQueue,
       workflowBundle: { codePath: inject('workflowBundlePath') },
       activities: {
-        describeWorker: () => Promise.resolve({ tools: { read_file: true }, defaultModel: 'scripted-model' }),
+        'keel.describeWorker': () =>
+          Promise.resolve({ tools: { read_file: true }, defaultModel: 'scripted-model' }),
       },
     });
     const settled = await worker.runUntil(async () => {

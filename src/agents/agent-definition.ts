@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { AgentName } from '../contract/agent-profile.js';
+import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
+import { RunBudgets, RunLimits } from '../contract/run-input.js';
+
+const toolNames = z
+  .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
+  .max(128)
+  .refine((names) => new Set(names).size === names.length, 'must not repeat a tool');
+
+/**
+ * What `defineAgent` takes: a name callers start runs with, the instructions, and the defaults a
+ * run uses unless it sets its own (model, tools, approvals, limits, budgets).
+ */
+export const AgentDefinition = z
+  .strictObject({
+    name: AgentName,
+    /** For people: what the agent is for. */
+    description: z.string().max(1000).optional(),
+    instructions: z.string().trim().min(1, 'must say what the agent does').max(200_000),
+    /** Model name; the worker's default model when absent. */
+    model: z.string().trim().min(1).max(200).optional(),
+    /** Names of the worker's tools the agent offers; all of them when absent. */
+    tools: toolNames.optional(),
+    /** Tools whose calls wait for a person's approval in the agent's runs. */
+    approvalTools: toolNames.optional(),
+    limits: RunLimits.partial().strict().optional(),
+    budgets: RunBudgets.partial().strict().optional(),
+  })
+  .superRefine((agent, context) => {
+    for (const [index, name] of (agent.approvalTools ?? []).entries()) {
+      if (agent.tools !== undefined && !agent.tools.includes(name)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['approvalTools', index],
+          message: `names ${name}, which is not among the agent's tools`,
+        });
+      }
+    }
+  });
+export type AgentDefinition = z.input<typeof AgentDefinition>;

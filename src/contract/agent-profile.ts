@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { TOOL_NAME_PATTERN } from './defaults.js';
+import { RunBudgets, RunLimits } from './run-input.js';
+
+/** How an agent is named: like a tool (letters, digits, `_`, `-`; at most 64). */
+export const AgentName = z.string().regex(TOOL_NAME_PATTERN, 'is not a valid agent name');
+export type AgentName = z.infer<typeof AgentName>;
+
+/** Which agent definition a turn ran under: its name, and the version of its instructions and tools. */
+export const AgentStamp = z.object({
+  name: AgentName,
+  /** Short sha-256 hex of the agent's instructions and its tools' JSON Schemas. */
+  version: z.string(),
+});
+export type AgentStamp = z.infer<typeof AgentStamp>;
+
+/**
+ * A named agent as the worker describes it to a run (recorded in history with the worker's profile):
+ * what the run uses unless the run input sets its own.
+ */
+export const AgentProfile = z.object({
+  ...AgentStamp.shape,
+  instructions: z.string(),
+  model: z.string().optional(),
+  /** The tools the agent offers; all of the worker's when absent. */
+  tools: z.array(z.string()).optional(),
+  /** Tools whose calls wait for a person's approval, besides the tools that always ask. */
+  approvalTools: z.array(z.string()).optional(),
+  limits: RunLimits.partial().optional(),
+  budgets: RunBudgets.partial().optional(),
+});
+export type AgentProfile = z.infer<typeof AgentProfile>;

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/** The failure types of the model adapter: what the model server answered, or that it did not answer. */
+export const MODEL_FAILURE_TYPES = [
+  'ModelError.Authentication',
+  'ModelError.BadRequest',
+  'ModelError.ClientError',
+  'ModelError.Conflict',
+  'ModelError.Connection',
+  'ModelError.CreateTimeout',
+  'ModelError.NotFound',
+  'ModelError.PermissionDenied',
+  'ModelError.PreviousResponseNotFound',
+  'ModelError.QuotaExceeded',
+  'ModelError.RateLimit',
+  'ModelError.ResponseFailed',
+  'ModelError.ServerError',
+  'ModelError.Timeout',
+  'ModelError.Unexpected',
+  'ModelError.UnexpectedStatus',
+  'ModelError.Unprocessable',
+] as const;
+
+/** A failure of the model adapter (see {@link MODEL_FAILURE_TYPES}). */
+export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[number];
+
+/** The failure type of an activity failure whose type Keel does not know (a tool's or plugin's own). */
+export const UNKNOWN_FAILURE_TYPE = 'KeelError.UnknownFailure';
+
+/** Keel's own failure types: the run, its input, its updates, and its steps. */
+export const KEEL_FAILURE_TYPES = [
+  'KeelError.InvalidInput',
+  'KeelError.InvalidUpdate',
+  'KeelError.PayloadTooLarge',
+  'KeelError.Timeout',
+  'KeelError.ToolUnavailable',
+  'KeelError.Unexpected',
+  UNKNOWN_FAILURE_TYPE,
+] as const;
+
+/**
+ * Every failure type Keel produces, closed so a caller can switch on it exhaustively: `errorType` of a
+ * `failed` result, and the type of the application failure that fails a run (`KeelError.InvalidInput`,
+ * `KeelError.Unexpected`) or refuses an update (`KeelError.InvalidUpdate`). An activity failure of any
+ * other type becomes `KeelError.UnknownFailure`, with its own type in the result's `reason`.
+ */
+export const FailureType = z
+  .enum([...MODEL_FAILURE_TYPES, ...KEEL_FAILURE_TYPES])
+  .describe('Dotted failure type: ModelError.* from the model server, KeelError.* from Keel itself.');
+export type FailureType = z.infer<typeof FailureType>;
+
+/** `type` if it is one of Keel's failure types, else the catch-all {@link UNKNOWN_FAILURE_TYPE}. */
+export function toFailureType(type: string | null | undefined): FailureType {
+  const known = FailureType.safeParse(type);
+  return known.success ? known.data : UNKNOWN_FAILURE_TYPE;
+}

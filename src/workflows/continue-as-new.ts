@@ -1,0 +1,56 @@
+import { allHandlersFinished, condition, continueAsNew, log, workflowInfo } from '@temporalio/workflow';
+import { CARRIED_CONVERSATION_BYTES_LIMIT } from '../contract/defaults.js';
+import { cutToBytes } from '../contract/payload.js';
+import type { RunResult } from '../contract/run-result.js';
+import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
+import type { AgentRunArgs } from './arguments.js';
+import type { Carried, NextInput } from './carry.js';
+import type { RunContext } from './run-context.js';
+
+/** Characters of the last text and answer carried across continue-as-new. */
+const CARRIED_TEXT_BYTES = 200_000;
+
+/**
+ * Whether the run should continue as new at this turn boundary: when Temporal suggests it (the
+ * history grows long), or after the run's own `continueAsNewAfterTurns` in this execution.
+ */
+export function continueAsNewDue(run: RunContext): boolean {
+  const { input, state } = run;
+  return (
+    workflowInfo().continueAsNewSuggested ||
+    (input.continueAsNewAfterTurns !== undefined &&
+      state.turn - run.turnAtStart >= input.continueAsNewAfterTurns)
+  );
+}
+
+/**
+ * Continues the run as a new execution that starts with `next`, carrying everything the state
+ * holds; the run input travels unchanged beside it (the next execution asks the worker for its
+ * agent again, and its turns record the version they ran under).
+ */
+export async function continueAsNewNow(run: RunContext, next: NextInput): Promise<never> {
+  const { state } = run;
+  // Updates that are mid-way must finish here: the next execution would not know them.
+  await condition(allHandlersFinished);
+  log.info('Continuing as new', { turn: state.turn, historyLength: workflowInfo().historyLength });
+  const carry: Carried = {
+    turn: state.turn,
+    toolCalls: state.toolCalls,
+    usage: state.usage,
+    usageByTurn: state.usageByTurn.slice(-RUN_EVENTS_KEPT),
+    lastResponseId: state.lastResponseId,
+    lastText: cutToBytes(run.flags.lastText, CARRIED_TEXT_BYTES),
+    lastAnswer: state.lastAnswer === null ? null : cutToBytes(state.lastAnswer, CARRIED_TEXT_BYTES),
+    answers: state.answers,
+    events: state.events,
+    continuedAsNew: state.continuedAsNew + 1,
+    startedAtMs: run.startedAtMs,
+    next,
+    queue: run.queue.splice(0),
+    ending: run.flags.ending,
+    ...(run.conversation !== null
+      ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
+      : {}),
+  };
+  return continueAsNew<(...args: AgentRunArgs) => Promise<RunResult>>(run.givenInput, carry);
+}
