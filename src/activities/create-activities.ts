@@ -81,10 +81,12 @@ export function createActivities(dependencies: ActivityDependencies) {
      * Tells a run which tools this worker has and which model it defaults to, and, when it asks for
      * an agent the worker has, that agent's definition and version.
      */
-    describeWorker: (request?: DescribeWorkerRequest): Promise<WorkerProfile> => {
+    describeWorker: async (request?: DescribeWorkerRequest): Promise<WorkerProfile> => {
       // The name comes from the run input: only the worker's own agents are found (no prototype keys).
       const agent = request?.agent === undefined ? undefined : agents.get(request.agent);
-      return Promise.resolve({
+      // MCP servers are listed again for each run, and what they offer now is recorded in its history.
+      await registry.refresh();
+      return {
         tools: registry.describe(),
         defaultModel: dependencies.defaultModel,
         limits: dependencies.limits ?? {},
@@ -93,14 +95,17 @@ export function createActivities(dependencies: ActivityDependencies) {
         ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
         ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
         ...(agent !== undefined ? { agent } : {}),
-      });
+      };
     },
 
     /** One model turn. Heartbeats while the request is in flight; a cancel aborts the HTTP request. */
     callModel: async (request: ModelRequest): Promise<ModelTurn> => {
       const context = Context.current();
       const signal = context.cancellationSignal;
-      const missing = request.tools.filter((name) => registry.get(name) === undefined);
+      const unknown = () => request.tools.filter((name) => registry.get(name) === undefined);
+      // A tool another worker listed (a newer MCP listing) may be found by listing again here.
+      if (unknown().length > 0) await registry.refresh();
+      const missing = unknown();
       if (missing.length > 0) {
         // A worker without the run's tools (a deploy removed them) cannot serve it; retrying here won't help.
         throw ApplicationFailure.create({

@@ -8,8 +8,10 @@ import { createSanitizer, secretsFromEnvironment } from '../safety/sanitize.js';
 import { fileTools } from '../tools/builtin/file-tools.js';
 import type { Tool } from '../tools/define-tool.js';
 import { FileIdempotencyStore } from '../tools/idempotency.js';
+import type { Logger } from '../logger.js';
 import { McpServers } from '../mcp/mcp-servers.js';
 import { ToolRegistry } from '../tools/registry.js';
+import type { ToolSource } from '../tools/registry.js';
 import { refuseUnprotectedKeelDirectories } from '../tools/workspace-keel-state.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
 
@@ -84,11 +86,12 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
       { path: homedir(), label: '~' },
     ],
   });
-  // MCP tools are chosen by each server's `allowTools`, not by `enabledTools`.
-  const mcpTools = mcp === undefined ? [] : await mcp.listTools();
+  // MCP tools are chosen by each server's `allowTools`, not by `enabledTools`; a server that cannot
+  // be reached at start is a configuration error, later only a warning (its last listing stays).
+  const sources = mcp === undefined ? [] : [await mcpToolSource(mcp, options.logger ?? console)];
   let registry: ToolRegistry;
   try {
-    registry = new ToolRegistry([...enableTools(tools, options.enabledTools), ...mcpTools]);
+    registry = new ToolRegistry(enableTools(tools, options.enabledTools), sources);
   } catch (error) {
     throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
   }
@@ -123,4 +126,21 @@ function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefi
     );
   }
   return tools.filter((tool) => enabled.includes(tool.name));
+}
+
+/** An MCP servers' tools as a registry source: listed at start, then again for every run. */
+async function mcpToolSource(mcp: McpServers, logger: Pick<Logger, 'warn'>): Promise<ToolSource> {
+  let tools: readonly Tool[] = await mcp.listTools();
+  return {
+    current: () => tools,
+    async refresh() {
+      try {
+        tools = await mcp.listTools();
+      } catch (error) {
+        logger.warn(
+          `MCP tools could not be listed again; runs get the last listing: ${(error as Error).message}`,
+        );
+      }
+    },
+  };
 }

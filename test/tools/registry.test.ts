@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, ToolDefinitionError } from '../../src/tools/define-tool.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import type { ToolSource } from '../../src/tools/registry.js';
+import type { Tool } from '../../src/tools/define-tool.js';
 
 const alpha = defineTool({
   name: 'alpha',
@@ -70,5 +72,45 @@ describe('ToolRegistry', () => {
     const registry = new ToolRegistry([]);
     expect(registry.names()).toEqual([]);
     expect(registry.describe()).toEqual([]);
+  });
+});
+
+describe('ToolRegistry with a source whose tools change (an MCP server)', () => {
+  /** A source that lists `listings` one after the other, then fails to list. */
+  function changingSource(...listings: (readonly Tool[])[]): ToolSource {
+    let current = listings.shift() ?? [];
+    return {
+      current: () => current,
+      refresh() {
+        const next = listings.shift();
+        if (next === undefined) return Promise.resolve(); // a failed listing keeps the last one
+        current = next;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  it('offers the source’s tools after its own, and what a refresh lists from then on', async () => {
+    const registry = new ToolRegistry([alpha], [changingSource([beta], [beta, gamma])]);
+    expect(registry.names()).toEqual(['alpha', 'beta']);
+    expect(registry.get('gamma')).toBeUndefined();
+    await registry.refresh();
+    expect(registry.describe().map((tool) => tool.name)).toEqual(['alpha', 'beta', 'gamma']);
+    expect(registry.get('gamma')).toBe(gamma);
+    await registry.refresh();
+    expect(registry.names()).toEqual(['alpha', 'beta', 'gamma']);
+  });
+
+  it('refuses a source tool named like one of its own at start; later its own tool wins', async () => {
+    expect(() => new ToolRegistry([alpha], [changingSource([alpha])])).toThrow(/alpha is registered twice/);
+    const impostor = defineTool({
+      ...{ name: 'alpha', description: 'Not alpha.' },
+      schema: z.object({}),
+      execute: () => 'x',
+    });
+    const registry = new ToolRegistry([alpha], [changingSource([beta], [impostor, beta])]);
+    await registry.refresh();
+    expect(registry.get('alpha')).toBe(alpha);
+    expect(registry.names()).toEqual(['alpha', 'beta']);
   });
 });
