@@ -11,6 +11,7 @@ import { ToolError } from '../tool-error.js';
 import { FileTooLargeError, WorkspaceError } from '../workspace.js';
 import type { OpenFileOptions, Workspace, WorkspaceDirectory } from '../workspace.js';
 import { compileFileNameGlob } from './file-name-glob.js';
+import { compilePattern } from './search-pattern.js';
 import { IGNORED_DIRECTORIES } from './ignored-directories.js';
 import { createLineScanner, ScanFailedError, ScanTimeoutError } from './line-scanner.js';
 import type { LineMatch, LineScanner } from './line-scanner.js';
@@ -279,23 +280,5 @@ class Search {
   private isSkippable(error: unknown): boolean {
     if (this.signal.aborted) return false;
     return error instanceof WorkspaceError || errorCode(error) !== undefined;
-  }
-}
-
-/** A regex for the pattern: Unicode-aware when it parses as such, else as older JavaScript would read it. */
-function compilePattern(pattern: string, regex: boolean, caseSensitive: boolean): RegExp {
-  const source = regex ? pattern : pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const flags = caseSensitive ? '' : 'i';
-  try {
-    return new RegExp(source, `${flags}u`);
-  } catch {
-    try {
-      return new RegExp(source, flags);
-    } catch (error) {
-      throw new ToolError(
-        `pattern is not a valid regular expression: ${(error as Error).message}. ` +
-          'Fix it, or set regex to false to search for the text as it is',
-      );
-    }
   }
 }

@@ -1,0 +1,86 @@
+/** The options every command takes, and what the exit codes mean. */
+const COMMON = `
+Options for every command:
+  --task-queue <name>   task queue (default: KEEL_TASK_QUEUE or "keel")
+  --json                machine-readable output on stdout
+  -h, --help            this help
+
+Without TEMPORAL_ADDRESS, \`run\` and \`worker\` use the Temporal server on localhost:7233, or start one
+(persisted in ./.keel, Web UI on http://localhost:8233); the other commands only look for one.
+Exit codes: 0 done, 1 error, 2 bad usage, 3 the run ended without completing.`;
+
+/** Each command's `--help`, and `keel --help`. */
+export const HELP: Record<string, string> = {
+  keel: `keel: durable AI agent runs on Temporal
+
+Usage: keel <command> [options]
+
+Commands:
+  run "<task>"     start a run and follow it (Ctrl-C: cancel or detach)
+  worker           run a worker until Ctrl-C
+  status <id>      a run's live state
+  follow <id>      print a run's progress until it ends
+  result <id>      wait for a run's result
+  list             recent runs
+  cancel <id>      cancel a run
+  approve <id> <call>   let a call that waits for approval run
+  reject <id> <call>    refuse a call that waits for approval
+  send <id> "<text>"    give a run (or session) a message
+  end <id>         end a session
+
+\`keel <command> --help\` for a command's options.${COMMON}`,
+  run: `Usage: keel run "<task>" [options]
+
+Starts a run and follows it: each turn, each tool call and its outcome, tokens.
+
+  --demo                 use a built-in scripted model (no key needed; it is not an AI)
+  --detach               print the run id and return at once
+  --id <run id>          workflow id to use (a business key makes starts idempotent)
+  --agent <name>         a named agent the worker offers: its instructions, model, tools,
+                         approvals and limits, unless other options set their own
+  --model <name>         model (default: the agent's, else KEEL_MODEL)
+  --max-turns <n>        model turns before the run stops
+  --tools <a,b>          tools to offer (default: all the worker has)
+  --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
+  --session              stay open after the answer for \`keel send\` messages; following stops at
+                         each answer
+  --instructions <text>  system instructions${COMMON}`,
+  worker: `Usage: keel worker [options]
+
+Runs a worker: it hosts the agentRun workflow and its activities until SIGINT/SIGTERM. Configured by
+environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).
+
+  --tools <module>       a JavaScript or TypeScript module exporting your own tools
+                         (\`export const tools = [defineTool(…)]\`), offered beside the built-in
+                         ones (default: KEEL_TOOLS_MODULE)${COMMON}`,
+  status: `Usage: keel status <run id> [options]${COMMON}`,
+  follow: `Usage: keel follow <run id> [options]
+
+Prints progress until the run ends. Ctrl-C stops following; the run goes on.${COMMON}`,
+  result: `Usage: keel result <run id> [options]${COMMON}`,
+  list: `Usage: keel list [--limit <n>] [--query <visibility query>] [options]
+
+  --limit <n>         most runs to show (default 20)
+  --query <filter>    extra visibility filter, e.g. 'KeelStatus = "failed"'${COMMON}`,
+  cancel: `Usage: keel cancel <run id> [options]${COMMON}`,
+  approve: `Usage: keel approve <run id> <call id> [--args <json>] [--note <text>] [options]
+
+Lets a call that waits for approval run (\`keel status\` lists them).
+
+  --args <json>    run it with these arguments instead (checked against the tool's schema)
+  --note <text>    a note for the record and the model${COMMON}`,
+  reject: `Usage: keel reject <run id> <call id> [--reason <text>] [options]
+
+Refuses a call that waits for approval; the model sees the reason and can try another way.
+
+  --reason <text>  why${COMMON}`,
+  send: `Usage: keel send <run id> "<message>" [--wait] [options]
+
+Gives a run a user message. It reaches the model at the next turn boundary; a session that waits
+for a message starts a turn at once.
+
+  --wait           follow the run until it has answered${COMMON}`,
+  end: `Usage: keel end <run id> [options]
+
+Ends a session: at once when it is idle, else after its current answer.${COMMON}`,
+};
