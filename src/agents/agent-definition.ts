@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentName } from '../contract/agent-profile.js';
+import { refuseApprovalsOutsideTools } from '../contract/approval-tools.js';
 import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
 import { RunBudgets, RunLimits } from '../contract/run-input.js';
 
@@ -27,15 +28,5 @@ export const AgentDefinition = z
     limits: RunLimits.partial().strict().optional(),
     budgets: RunBudgets.partial().strict().optional(),
   })
-  .superRefine((agent, context) => {
-    for (const [index, name] of (agent.approvalTools ?? []).entries()) {
-      if (agent.tools !== undefined && !agent.tools.includes(name)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['approvalTools', index],
-          message: `names ${name}, which is not among the agent's tools`,
-        });
-      }
-    }
-  });
+  .superRefine((agent, context) => refuseApprovalsOutsideTools(agent, context, "the agent's"));
 export type AgentDefinition = z.input<typeof AgentDefinition>;

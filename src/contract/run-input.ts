@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refuseApprovalsOutsideTools } from './approval-tools.js';
 import {
   DEFAULT_HEARTBEAT_SECONDS,
   DEFAULT_IDLE_TIMEOUT_SECONDS,
@@ -187,15 +188,7 @@ export const RunInput = z
         message: 'applies only to a session: set session to true as well',
       });
     }
-    for (const [index, name] of (input.approvalTools ?? []).entries()) {
-      if (input.tools !== undefined && !input.tools.includes(name)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['approvalTools', index],
-          message: `names ${name}, which is not among this run's tools`,
-        });
-      }
-    }
+    refuseApprovalsOutsideTools(input, context, "this run's");
   });
 /** A run input as a caller writes it (defaults optional). */
 export type RunInputArgs = z.input<typeof RunInput>;

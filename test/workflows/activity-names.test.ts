@@ -9,6 +9,7 @@ import type { TestServer } from '../support/harness.js';
 import { historyEvents } from '../support/history.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { echoTool } from '../support/test-tools.js';
+import { silentLogger } from '../support/loggers.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -19,14 +20,6 @@ afterAll(async () => {
 });
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/histories');
-const silent = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 interface RecordedEvent {
   activityTaskScheduledEventAttributes?: { activityType?: { name?: string } };
@@ -96,7 +89,7 @@ describe("Keel's activity names", () => {
   it('are answered under the unprefixed names too, so a run scheduled before the prefix goes on', async () => {
     const { code } = await bundleWorkflowCode({
       workflowsPath: path.resolve(import.meta.dirname, '../fixtures/legacy-names-workflow/index.ts'),
-      logger: silent,
+      logger: silentLogger,
     });
     const model = await ScriptedModel.start([]);
     try {

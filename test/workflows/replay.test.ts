@@ -4,6 +4,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, inject, it } from 'vitest';
 import { recordedScenarios } from '../support/recorded-scenarios.js';
+import { silentLogger } from '../support/loggers.js';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/histories');
 
@@ -53,14 +54,7 @@ describe('workflow replay', () => {
     const [first] = await loadHistories();
     const { code } = await bundleWorkflowCode({
       workflowsPath: path.resolve(import.meta.dirname, '../fixtures/incompatible-workflow/index.ts'),
-      logger: {
-        log: () => undefined,
-        trace: () => undefined,
-        debug: () => undefined,
-        info: () => undefined,
-        warn: () => undefined,
-        error: () => undefined,
-      },
+      logger: silentLogger,
     });
     const replay = Worker.runReplayHistory({ workflowBundle: { code } }, first!.history, first!.workflowId);
     await expect(replay).rejects.toBeInstanceOf(DeterminismViolationError);
