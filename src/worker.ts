@@ -100,7 +100,8 @@ export type KeelWorkerOptions = KeelOptions & {
  */
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
   const { connection, namespace, taskQueue, workflowBundle, workerOptions, ...keelOptions } = options;
-  const plugin = new KeelPlugin(keelOptions);
+  // This worker hosts Keel alone, as `keel worker` did before the prefix: it also serves older runs.
+  const plugin = new KeelPlugin({ legacyActivityNames: true, ...keelOptions });
   await plugin.prepare();
   return await Worker.create({
     connection,

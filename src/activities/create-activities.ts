@@ -82,10 +82,17 @@ export function createActivities(dependencies: ActivityDependencies) {
      * an agent the worker has, that agent's definition and version.
      */
     describeWorker: async (request?: DescribeWorkerRequest): Promise<WorkerProfile> => {
-      // The name comes from the run input: only the worker's own agents are found (no prototype keys).
-      const agent = request?.agent === undefined ? undefined : agents.get(request.agent);
       // MCP servers are listed again for each run, and what they offer now is recorded in its history.
       await registry.refresh();
+      // An agent's version covers its tools as listed now; a tool gone since start keeps the start's.
+      let current = agents;
+      try {
+        current = describeAgents(dependencies.agents ?? [], registry);
+      } catch (error) {
+        logger().warn(`Agents are described as at start: ${(error as Error).message}`);
+      }
+      // The name comes from the run input: only the worker's own agents are found (no prototype keys).
+      const agent = request?.agent === undefined ? undefined : current.get(request.agent);
       return {
         tools: registry.describe(),
         defaultModel: dependencies.defaultModel,
@@ -250,7 +257,7 @@ interface ModelHeartbeat {
 /** Cancels a background response on the server, so a cancelled run stops paying for it. Best effort. */
 async function cancelRemote(openai: OpenAI, responseId: string, logger: Logger): Promise<void> {
   try {
-    await openai.responses.cancel(responseId, { timeout: 10_000 });
+    await openai.responses.cancel(responseId, { timeout: 10_000, maxRetries: 0 });
   } catch (error) {
     logger.warn(`Could not cancel model response ${responseId}`, { error });
   }

@@ -59,7 +59,9 @@ export async function runBackgroundResponse(
   while (response.status !== undefined && RUNNING.has(response.status)) {
     await abortableDelay(delay, signal);
     delay = Math.min(schedule.maxMs, Math.round(delay * 1.5));
-    response = await linked(signal, (request) => client.responses.retrieve(id, {}, { signal: request }));
+    response = await linked(signal, (request) =>
+      client.responses.retrieve(id, {}, { signal: request, maxRetries: 0 }),
+    );
     options.onPoll?.();
   }
   return response;
@@ -80,7 +82,7 @@ async function create(
     return await linked(signal, (request) =>
       client.responses.create(
         { ...params, background: true, store: true },
-        { signal: request, timeout: timeoutMs },
+        { signal: request, timeout: timeoutMs, maxRetries: 0 },
       ),
     );
   } catch (error) {
@@ -101,7 +103,7 @@ async function reattach(
 ): Promise<Response | undefined> {
   try {
     const response = await linked(signal, (request) =>
-      client.responses.retrieve(responseId, {}, { signal: request }),
+      client.responses.retrieve(responseId, {}, { signal: request, maxRetries: 0 }),
     );
     return response.status === 'failed' || response.status === 'cancelled' ? undefined : response;
   } catch (error) {

@@ -29,7 +29,10 @@ export async function callResponses(
     const signal = options.signal ?? new AbortController().signal;
     return parseResponse(await runBackgroundResponse(client, params, { ...options.background, signal }));
   }
+  // Temporal retries a model turn: the SDK's own retries, whatever the client says, would multiply
+  // attempts and hide failures from history.
   const response = await client.responses.create(params, {
+    maxRetries: 0,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
   });

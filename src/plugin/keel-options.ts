@@ -4,7 +4,8 @@ import { AgentDefinition } from '../agents/agent-definition.js';
 import { RunBudgets, RunLimits } from '../contract/run-input.js';
 import { ModelPrice } from '../contract/usage.js';
 import type { Logger } from '../logger.js';
-import { McpServerConfig } from '../mcp/server-config.js';
+import { parseMcpServerConfigs } from '../mcp/server-config.js';
+import type { McpServerConfig } from '../mcp/server-config.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { Workspace } from '../tools/workspace.js';
@@ -32,13 +33,12 @@ export const ToolValue = hasMethods<Tool>(
  * Everything Keel needs on a worker, in one place: `KeelPlugin`, `createKeelWorker`, `keel worker` and
  * the tests all take these options, so a setting is declared, checked and documented once.
  */
-export const KeelOptions = z.object({
+export const KeelOptions = z.strictObject({
   /** The `openai` client for model turns. Keel turns its own retries off: Temporal retries a turn. */
   openai: z.custom<OpenAI>(
     (value) =>
       typeof value === 'object' &&
       value !== null &&
-      typeof (value as Partial<OpenAI>).withOptions === 'function' &&
       typeof (value as Partial<OpenAI>).responses?.create === 'function',
     'expected an OpenAI client: new OpenAI({ apiKey, baseURL })',
   ),
@@ -74,7 +74,19 @@ export const KeelOptions = z.object({
    * MCP servers whose tools the worker offers, as `<server>__<tool>`: stdio (`command`) or Streamable
    * HTTP (`url`), each with its own `allowTools`, `needsApproval` and `timeoutSeconds` (docs/mcp.md).
    */
-  mcpServers: z.array(McpServerConfig).readonly().optional(),
+  mcpServers: z
+    .array(z.unknown())
+    .readonly()
+    .superRefine((servers, context) => {
+      // One readable message per problem (both `command` and `url`, a name twice, …), as the servers' own check says it.
+      try {
+        parseMcpServerConfigs(servers);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .transform((servers) => servers as McpServerConfig[])
+    .optional(),
   /** Names of the tools to enable (`KEEL_TOOLS`): all of `tools` when absent. */
   enabledTools: z.array(z.string()).readonly().optional(),
   /** The directory the built-in file tools work in, and which Keel's own records must stay out of. */
@@ -110,7 +122,18 @@ export const KeelOptions = z.object({
   /** Values to keep out of observations, history and logs, beyond secret-looking environment variables. */
   secrets: z.array(z.string()).readonly().optional(),
   /** The worker-side log for full error details; Temporal's activity logger when absent. */
-  logger: hasMethods<Logger>('a logger with debug, info, warn and error', 'info', 'warn', 'error').optional(),
+  logger: hasMethods<Logger>(
+    'a logger with debug, info, warn and error',
+    'debug',
+    'info',
+    'warn',
+    'error',
+  ).optional(),
+  /**
+   * Also answer Keel's activities under their unprefixed names (`callModel`, …), which runs started
+   * by Keel before the `keel.` prefix schedule. Only a worker that served such runs needs it.
+   */
+  legacyActivityNames: z.boolean().default(false),
 });
 
 /** What a caller passes: defaults may be left out. */

@@ -28,7 +28,12 @@ export class KeelPlugin extends SimplePlugin {
     const self: { plugin?: KeelPlugin } = {};
     super({
       name: 'keel',
-      activities: (existing) => withKeelActivities(existing, () => self.plugin!.prepare()),
+      activities: (existing) =>
+        withKeelActivities(
+          existing,
+          () => self.plugin!.prepare(),
+          self.plugin!.keelOptions.legacyActivityNames,
+        ),
     });
     self.plugin = this;
     this.keelOptions = parsed.data;
@@ -39,7 +44,11 @@ export class KeelPlugin extends SimplePlugin {
    * to fix. The worker calls it before it polls; call it yourself to fail before `Worker.create`.
    */
   prepare(): Promise<Prepared> {
-    this.#prepared ??= prepareActivities(this.keelOptions);
+    // A failed preparation is not kept: the next call (a retry once the MCP server is up) tries again.
+    this.#prepared ??= prepareActivities(this.keelOptions).catch((error: unknown) => {
+      this.#prepared = undefined;
+      throw error;
+    });
     return this.#prepared;
   }
 
@@ -59,30 +68,48 @@ export class KeelPlugin extends SimplePlugin {
     try {
       await super.runWorker(worker, next);
     } finally {
-      await this.close();
+      // A failure to stop an MCP server must not hide how the worker itself ended.
+      await this.close().catch((error: unknown) => {
+        (this.keelOptions.logger ?? console).warn(
+          `Keel could not close its MCP servers: ${(error as Error).message}`,
+        );
+      });
     }
   }
 }
 
+/** Marks the activities this plugin adds, so a second registration of Keel (plugin on the connection too) is no clash. */
+const KEEL_ACTIVITY = Symbol.for('keel.activity');
+
 /**
- * The worker's activities with Keel's added: each under its prefixed name, and under the name runs
- * recorded before the prefix schedule unless the worker has an activity of that name itself.
+ * The worker's activities with Keel's added: each under its prefixed name, and, when asked, under the
+ * name runs recorded before the prefix schedule unless the worker has an activity of that name itself.
  */
-function withKeelActivities(existing: object | undefined, prepared: () => Promise<Prepared>): object {
+function withKeelActivities(
+  existing: object | undefined,
+  prepared: () => Promise<Prepared>,
+  legacy: boolean,
+): object {
   const own = (existing ?? {}) as Record<string, unknown>;
+  const isKeels = (name: string): boolean =>
+    typeof own[name] === 'function' && (own[name] as { [KEEL_ACTIVITY]?: true })[KEEL_ACTIVITY] === true;
   const added: Record<string, unknown> = {};
   for (const name of Object.keys(ACTIVITY_NAMES) as KeelActivityName[]) {
-    if (Object.hasOwn(own, ACTIVITY_NAMES[name])) {
+    if (Object.hasOwn(own, ACTIVITY_NAMES[name]) && !isKeels(ACTIVITY_NAMES[name])) {
       throw new ConfigError(
         `The worker already has an activity named ${ACTIVITY_NAMES[name]}, which Keel needs for itself`,
       );
     }
-    const forward = async (...args: unknown[]): Promise<unknown> => {
-      const { activities } = await prepared();
-      return (activities[name] as (...args: unknown[]) => Promise<unknown>)(...args);
-    };
+    const forward = Object.assign(
+      async (...args: unknown[]): Promise<unknown> => {
+        const { activities } = await prepared();
+        return (activities[name] as (...args: unknown[]) => Promise<unknown>)(...args);
+      },
+      { [KEEL_ACTIVITY]: true as const },
+    );
     added[ACTIVITY_NAMES[name]] = forward;
-    if (!Object.hasOwn(own, LEGACY_ACTIVITY_NAMES[name])) added[LEGACY_ACTIVITY_NAMES[name]] = forward;
+    const legacyName = LEGACY_ACTIVITY_NAMES[name];
+    if (legacy && (!Object.hasOwn(own, legacyName) || isKeels(legacyName))) added[legacyName] = forward;
   }
   return { ...own, ...added };
 }

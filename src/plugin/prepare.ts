@@ -6,6 +6,8 @@ import { API_KEY_PLACEHOLDER } from '../model/client.js';
 import { ModelCallLimiter } from '../model/rate-limit.js';
 import { createSanitizer, secretsFromEnvironment } from '../safety/sanitize.js';
 import { fileTools } from '../tools/builtin/file-tools.js';
+import type { FileTools } from '../tools/builtin/file-tools.js';
+import type { Workspace } from '../tools/workspace.js';
 import type { Tool } from '../tools/define-tool.js';
 import { FileIdempotencyStore } from '../tools/idempotency.js';
 import type { Logger } from '../logger.js';
@@ -41,36 +43,42 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
 }
 
 async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undefined): Promise<Prepared> {
-  const files = fileTools({
-    root: options.workspace ?? process.cwd(),
-    ...(options.workspaceProtect ? { protect: options.workspaceProtect } : {}),
-  });
-  const workspace = await files.workspace().catch((error: unknown) => {
-    throw new ConfigError(`The workspace ${options.workspace} cannot be used: ${(error as Error).message}`);
-  });
+  // A worker has a workspace only when it says so: a library worker with its own tools needs none.
+  const workspace =
+    options.workspace === undefined && typeof options.tools !== 'function'
+      ? undefined
+      : await openWorkspace(options.workspace ?? process.cwd(), options.workspaceProtect);
   const tools =
     typeof options.tools === 'function'
-      ? options.tools(workspace)
-      : (options.tools ?? (options.workspace === undefined ? [] : files));
+      ? options.tools(workspace!.opened)
+      : (options.tools ?? workspace?.files ?? []);
   const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
-  await refuseUnprotectedKeelDirectories(
-    workspace,
-    [
-      ...(options.idempotencyStore && options.stateDirectory === undefined
-        ? []
-        : [
-            {
-              variable: 'KEEL_STATE_DIR',
-              path: stateDirectory,
-              holds: "the worker's records of side effects",
-            },
-          ]),
-      ...(options.dataDirectory === undefined
-        ? []
-        : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
-    ],
-    { commands: tools.some((tool) => tool.name === 'run_command') },
-  );
+  if (workspace !== undefined) {
+    await refuseUnprotectedKeelDirectories(
+      workspace.opened,
+      [
+        ...(options.idempotencyStore && options.stateDirectory === undefined
+          ? []
+          : [
+              {
+                variable: 'KEEL_STATE_DIR',
+                path: stateDirectory,
+                holds: "the worker's records of side effects",
+              },
+            ]),
+        ...(options.dataDirectory === undefined
+          ? []
+          : [
+              {
+                variable: 'KEEL_DATA_DIR',
+                path: options.dataDirectory,
+                holds: "the local server's database",
+              },
+            ]),
+      ],
+      { commands: tools.some((tool) => tool.name === 'run_command') },
+    );
+  }
   const apiKey = options.openai.apiKey;
   const sanitizer = createSanitizer({
     // The model key counts even when it came from elsewhere than the environment (a vault, a file).
@@ -81,7 +89,7 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
       ...(apiKey === API_KEY_PLACEHOLDER || !apiKey ? [] : [apiKey]),
     ],
     paths: [
-      { path: workspace.root, label: '.' },
+      ...(workspace === undefined ? [] : [{ path: workspace.opened.root, label: '.' }]),
       { path: process.cwd(), label: '<worker>' },
       { path: homedir(), label: '~' },
     ],
@@ -90,30 +98,44 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
   // be reached at start is a configuration error, later only a warning (its last listing stays).
   const sources = mcp === undefined ? [] : [await mcpToolSource(mcp, options.logger ?? console)];
   let registry: ToolRegistry;
+  let activities: Prepared['activities'];
   try {
     registry = new ToolRegistry(enableTools(tools, options.enabledTools), sources);
+    activities = createActivities({
+      registry,
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.budgets ? { budgets: options.budgets } : {}),
+      ...(options.prices ? { prices: options.prices } : {}),
+      ...(options.agents ? { agents: options.agents } : {}),
+      ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
+      searchAttributes: options.searchAttributes,
+      // Every request sets `maxRetries: 0`, so any client will do (Azure's too) and Temporal retries.
+      openai: options.openai,
+      defaultModel: options.defaultModel,
+      modelMode: options.modelMode,
+      ...(options.pollSchedule ? { pollSchedule: options.pollSchedule } : {}),
+      sanitizer,
+      idempotencyStore:
+        options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
   } catch (error) {
+    // A bad tool or agent definition is the operator's to fix, like any other setting.
     throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
   }
-  const activities = createActivities({
-    registry,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.budgets ? { budgets: options.budgets } : {}),
-    ...(options.prices ? { prices: options.prices } : {}),
-    ...(options.agents ? { agents: options.agents } : {}),
-    ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
-    searchAttributes: options.searchAttributes,
-    // Temporal retries a model turn: retries inside the SDK would multiply attempts and hide failures.
-    openai: options.openai.withOptions({ maxRetries: 0 }),
-    defaultModel: options.defaultModel,
-    modelMode: options.modelMode,
-    ...(options.pollSchedule ? { pollSchedule: options.pollSchedule } : {}),
-    sanitizer,
-    idempotencyStore:
-      options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
   return { activities, close: async () => mcp?.close() };
+}
+
+/** The worker's workspace and the file tools bound to it, opened once at start. */
+async function openWorkspace(
+  root: string,
+  protect: readonly string[] | undefined,
+): Promise<{ files: FileTools; opened: Workspace }> {
+  const files = fileTools({ root, ...(protect ? { protect } : {}) });
+  const opened = await files.workspace().catch((error: unknown) => {
+    throw new ConfigError(`The workspace ${root} cannot be used: ${(error as Error).message}`);
+  });
+  return { files, opened };
 }
 
 /** The tools named in `enabled` (all when absent); an unknown name is a configuration error. */
@@ -122,24 +144,50 @@ function enableTools(tools: readonly Tool[], enabled: readonly string[] | undefi
   const unknown = enabled.filter((name) => !tools.some((tool) => tool.name === name));
   if (unknown.length > 0) {
     throw new ConfigError(
-      `KEEL_TOOLS names unknown tool(s) ${unknown.join(', ')}; this worker has ${tools.map((tool) => tool.name).join(', ')}`,
+      `enabledTools (KEEL_TOOLS) names unknown tool(s) ${unknown.join(', ')}; this worker has ${tools.map((tool) => tool.name).join(', ')}`,
     );
   }
   return tools.filter((tool) => enabled.includes(tool.name));
 }
 
-/** An MCP servers' tools as a registry source: listed at start, then again for every run. */
+/** How long a run's start waits for the MCP servers to be listed again before it takes the last listing. */
+export const MCP_REFRESH_DEADLINE_MS = 5_000;
+
+/**
+ * An MCP servers' tools as a registry source: listed at start, then again for every run. Runs that
+ * start together share one listing; one that takes longer than {@link MCP_REFRESH_DEADLINE_MS} (a
+ * hung server) leaves the run with the last listing, and updates it for later runs when it ends.
+ */
 async function mcpToolSource(mcp: McpServers, logger: Pick<Logger, 'warn'>): Promise<ToolSource> {
   let tools: readonly Tool[] = await mcp.listTools();
+  let listing: Promise<void> | undefined;
+  const listAgain = (): Promise<void> =>
+    (listing ??= mcp
+      .listTools()
+      .then(
+        (listed) => {
+          tools = listed;
+        },
+        (error: unknown) => {
+          logger.warn(
+            `MCP tools could not be listed again; runs get the last listing: ${(error as Error).message}`,
+          );
+        },
+      )
+      .finally(() => {
+        listing = undefined;
+      }));
   return {
     current: () => tools,
     async refresh() {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, MCP_REFRESH_DEADLINE_MS);
+      });
       try {
-        tools = await mcp.listTools();
-      } catch (error) {
-        logger.warn(
-          `MCP tools could not be listed again; runs get the last listing: ${(error as Error).message}`,
-        );
+        await Promise.race([listAgain(), deadline]);
+      } finally {
+        clearTimeout(timer);
       }
     },
   };

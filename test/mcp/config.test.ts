@@ -122,7 +122,7 @@ describe('mcpConfigSecrets', () => {
         {
           name: 'b',
           url: 'https://user:urlpass99@mcp.example.com/mcp?token=querytoken77',
-          headers: { Authorization: 'Bearer tok-abcdef' },
+          headers: { Authorization: 'Bearer tok-abcdef', 'X-Api-Key': 'hk-778899', 'X-Tenant': 'acme' },
         },
       ]),
     );
@@ -132,12 +132,14 @@ describe('mcpConfigSecrets', () => {
         'dbpass123',
         'Bearer tok-abcdef',
         'tok-abcdef',
+        'hk-778899',
         'urlpass99',
         'querytoken77',
       ]),
     );
     // A setting with a plain name is not a secret: redacting `debug` everywhere would garble output.
     expect(secrets).not.toContain('debug');
+    expect(secrets).not.toContain('acme');
   });
 });
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelRequest } from '../../src/contract/model-request.js';
@@ -188,6 +188,13 @@ describe('callResponses', () => {
     const failure = classifyModelError(error, context());
     expect(failure.type).toBe('ModelError.ServerError');
     expect(failure.retryable).toBe(true);
+  });
+
+  it('makes one request on a 500 even with a client that retries by default (a user’s own new OpenAI())', async () => {
+    respond = answerJson(500, { error: { message: 'The server had an error', type: 'server_error' } });
+    const client = new OpenAI({ apiKey: 'sk-loopback-key', baseURL }); // maxRetries: 2 by default
+    await expect(callResponses(client, request, tools)).rejects.toBeInstanceOf(APIError);
+    expect(received).toHaveLength(1);
   });
 
   it('does not retry a 429 itself and hands its retry-after to the classification', async () => {

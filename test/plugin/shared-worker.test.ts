@@ -115,14 +115,35 @@ describe('KeelPlugin', () => {
     ).rejects.toThrow(/already has an activity named keel\.callModel/);
   });
 
-  it('says which options are wrong, all at once', () => {
+  it('says which options are wrong, all at once, misspelt ones too', () => {
     const attempt = () =>
       new KeelPlugin({
         openai: {} as never,
         defaultModel: ' ',
         limits: { maxTurns: 0 },
+        mcpServers: [{ name: 'docs', command: 'npx', url: 'https://mcp.example.com/mcp' }] as never,
+        ...({ enabledtools: ['read_file'] } as object),
       });
     expect(attempt).toThrow(ConfigError);
-    expect(attempt).toThrow(/openai: expected an OpenAI client[\s\S]*defaultModel: [\s\S]*limits\.maxTurns/);
+    expect(attempt).toThrow(/openai: expected an OpenAI client/);
+    expect(attempt).toThrow(/defaultModel: /);
+    expect(attempt).toThrow(/limits\.maxTurns/);
+    expect(attempt).toThrow(/mcpServers: [\s\S]*docs[\s\S]*either command[\s\S]*or url/);
+    expect(attempt).toThrow(/Unrecognized key: "enabledtools"/);
+  });
+
+  it('needs no workspace: a worker with only its own tools starts anywhere, even in the home directory', async () => {
+    const home = process.cwd();
+    const plugin = new KeelPlugin({
+      openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: 'http://127.0.0.1:1' }),
+      defaultModel: 'scripted-model',
+      tools: [lookUp],
+      // The state directory inside the current directory is no problem without file tools there.
+      stateDirectory: path.join(home, 'node_modules', '.keel-state-test'),
+    });
+    const { activities } = await plugin.prepare();
+    const profile = await activities.describeWorker();
+    expect(profile.tools.map((tool) => tool.name)).toEqual(['look_up']);
+    await plugin.close();
   });
 });

@@ -11,6 +11,7 @@ import { executeToolCall } from '../../src/tools/executor.js';
 import type { ExecuteRequest, ExecutorDependencies } from '../../src/tools/executor.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { ToolError } from '../../src/tools/tool-error.js';
+import { WorkspaceError } from '../../src/tools/workspace-error.js';
 import { FileIdempotencyStore, MemoryIdempotencyStore } from '../../src/tools/idempotency.js';
 import { deferred } from '../support/deferred.js';
 import { RecordingLogger } from '../support/loggers.js';
@@ -564,5 +565,16 @@ describe('executeToolCall', () => {
       ok: true,
       output: 'ok',
     });
+  });
+});
+
+describe('a ToolError from another copy of Keel', () => {
+  it('is still a ToolError: a tools module may load its own copy of the package', () => {
+    // What a second copy's class makes: another class, the same brand.
+    const brand = Symbol.for('keel.ToolError');
+    const foreign = Object.assign(new Error('No order A-9'), { name: 'ToolError', [brand]: true });
+    expect(foreign instanceof ToolError).toBe(true);
+    expect(new Error('plain') instanceof ToolError).toBe(false);
+    expect(new ToolError('mine') instanceof WorkspaceError).toBe(false);
   });
 });
