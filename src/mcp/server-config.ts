@@ -32,7 +32,8 @@ export const McpStdioServerConfig = z.strictObject({
   args: z.array(z.string()).optional(),
   /**
    * Variables for the server process, on top of a minimal inherited set (HOME, PATH, …): the worker's
-   * own environment, its API keys included, is not passed on. Values are treated as secrets.
+   * own environment, its API keys included, is not passed on. Values with credential-like names
+   * (`API_KEY`, `GITHUB_TOKEN`) are treated as secrets.
    */
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().min(1).optional(),

@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../src/client.js';
 import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
 import type { WorkerProfile } from '../../src/contract/tool-info.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
+import { bareWorker } from '../support/bare-worker.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -18,17 +17,10 @@ afterAll(async () => {
 
 /** A worker whose model activity (a plugin's own, say) fails for good with a failure type of its own. */
 async function runWithFailingModel(failure: ApplicationFailure) {
-  const taskQueue = `keel-test-${randomUUID()}`;
   const profile: WorkerProfile = { tools: [], defaultModel: 'own-model' };
-  const worker = await Worker.create({
-    connection: server.connection,
-    namespace: inject('temporalNamespace'),
-    taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: {
-      [ACTIVITY_NAMES.describeWorker]: () => Promise.resolve(profile),
-      [ACTIVITY_NAMES.callModel]: () => Promise.reject(failure),
-    },
+  const { worker, taskQueue } = await bareWorker(server, {
+    [ACTIVITY_NAMES.describeWorker]: () => Promise.resolve(profile),
+    [ACTIVITY_NAMES.callModel]: () => Promise.reject(failure),
   });
   const keel = new KeelClient(server.client, taskQueue);
   return worker.runUntil(async () => keel.waitForResult(await keel.startRun({ task: 'x' })));

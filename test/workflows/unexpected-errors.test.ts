@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { settle } from '../support/settle.js';
+import { bareWorker } from '../support/bare-worker.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -16,17 +16,10 @@ afterAll(async () => {
 
 describe('an unexpected error in workflow code', () => {
   it('fails the run as KeelError.Unexpected instead of retrying its workflow task for ever', async () => {
-    const taskQueue = `keel-test-${randomUUID()}`;
     // A worker of another version, whose profile this workflow cannot read: `tools` is not a list.
-    const worker = await Worker.create({
-      connection: server.connection,
-      namespace: inject('temporalNamespace'),
-      taskQueue,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-      activities: {
-        'keel.describeWorker': () =>
-          Promise.resolve({ tools: { read_file: true }, defaultModel: 'scripted-model' }),
-      },
+    const { worker, taskQueue } = await bareWorker(server, {
+      'keel.describeWorker': () =>
+        Promise.resolve({ tools: { read_file: true }, defaultModel: 'scripted-model' }),
     });
     const settled = await worker.runUntil(async () => {
       const workflowId = `unexpected-${randomUUID()}`;
