@@ -28,6 +28,7 @@ export class McpServers {
   readonly #secrets: string[];
   readonly #sanitizer: Sanitizer;
   #tools = new Map<string, Tool>();
+  readonly #noted = new Set<string>();
 
   /** Validates the configurations (throws a `ConfigError` naming every problem); connects on first use. */
   constructor(configs: readonly McpServerConfig[], options: McpServersOptions = {}) {
@@ -102,17 +103,30 @@ export class McpServers {
       if (name === undefined) {
         const message = `MCP server ${config.name}: its tool ${JSON.stringify(definition.name)} cannot be offered, as ${config.name}__${definition.name} is not a valid tool name (1-64 letters, digits, '_' or '-')`;
         if (config.allowTools !== undefined) throw new ConfigError(message);
-        this.#logger.warn(message);
+        this.#listingNote(message);
         continue;
       }
       try {
-        tools.push(createMcpTool(connection, definition, name, this.#logger));
+        // The call-time log is the worker's; what listing finds is said once, not at every run's listing.
+        tools.push(
+          createMcpTool(connection, definition, name, {
+            ...this.#logger,
+            info: (message) => this.#listingNote(message, 'info'),
+          }),
+        );
       } catch (error) {
         const message = `MCP server ${config.name}: the input schema of its tool ${definition.name} is not usable: ${(error as Error).message}`;
         if (config.allowTools !== undefined) throw new ConfigError(message);
-        this.#logger.warn(message);
+        this.#listingNote(message);
       }
     }
     return tools;
+  }
+
+  /** Logs what a listing found, once per worker: servers are listed again for every run. */
+  #listingNote(message: string, level: 'info' | 'warn' = 'warn'): void {
+    if (this.#noted.has(message)) return;
+    this.#noted.add(message);
+    this.#logger[level](message);
   }
 }

@@ -15,16 +15,23 @@ describe('MCP tools listed for each run', () => {
       openai: createOpenAIClient({ apiKey: 'sk-test', baseURL: 'http://127.0.0.1:1' }),
       defaultModel: 'scripted-model',
       tools: [],
-      mcpServers: [{ name: 'every', url: server.url, allowTools: ['echo', 'get-sum'] }],
+      mcpServers: [
+        { name: 'every', url: server.url, allowTools: ['echo', 'get-sum', 'gzip-file-as-resource'] },
+      ],
       stateDirectory: await mkdtemp(path.join(tmpdir(), 'keel-state-')),
       logger,
     });
     try {
       const { activities } = await plugin.prepare();
       const names = async () => (await activities.describeWorker()).tools.map((tool) => tool.name);
-      expect(await names()).toEqual(['every__echo', 'every__get-sum']);
+      const listed = ['every__echo', 'every__get-sum', 'every__gzip-file-as-resource'];
+      expect(await names()).toEqual(listed);
+      expect(await names()).toEqual(listed);
+      // What a listing finds is said once, however many runs list the server again.
+      const notStrict = logger.entries.filter((entry) => entry.message.includes('without strict mode'));
+      expect(notStrict).toHaveLength(1);
       await server.stop();
-      expect(await names()).toEqual(['every__echo', 'every__get-sum']);
+      expect(await names()).toEqual(listed);
       expect(logger.entries.some((entry) => entry.message.includes('could not be listed again'))).toBe(true);
     } finally {
       await plugin.close();
