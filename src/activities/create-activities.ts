@@ -93,7 +93,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       }
       // The name comes from the run input: only the worker's own agents are found (no prototype keys).
       const agent = request?.agent === undefined ? undefined : current.get(request.agent);
-      return {
+      const profile: WorkerProfile = {
         tools: registry.describe(),
         defaultModel: dependencies.defaultModel,
         limits: dependencies.limits ?? {},
@@ -103,6 +103,24 @@ export function createActivities(dependencies: ActivityDependencies) {
         ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
         ...(agent !== undefined ? { agent } : {}),
       };
+      // An MCP server writes its own descriptions and schemas: a list too big for one payload must
+      // fail the run's start clearly, not wedge it on a refused activity result.
+      const bytes = jsonBytes(profile);
+      if (bytes > PAYLOAD_BYTES_LIMIT) {
+        const largest = profile.tools
+          .map((tool) => ({ name: tool.name, bytes: jsonBytes(tool) }))
+          .sort((a, b) => b.bytes - a.bytes)
+          .slice(0, 3)
+          .map((tool) => `${tool.name} (${tool.bytes} bytes)`);
+        throw ApplicationFailure.create({
+          type: 'KeelError.PayloadTooLarge' satisfies FailureType,
+          message:
+            `This worker's tools take ${bytes} bytes to describe, more than the ${PAYLOAD_BYTES_LIMIT} bytes of one ` +
+            `Temporal payload; the largest are ${largest.join(', ')}. Offer fewer (an MCP server's allowTools, KEEL_TOOLS).`,
+          nonRetryable: true,
+        });
+      }
+      return profile;
     },
 
     /** One model turn. Heartbeats while the request is in flight; a cancel aborts the HTTP request. */

@@ -146,4 +146,23 @@ describe('KeelPlugin', () => {
     expect(profile.tools.map((tool) => tool.name)).toEqual(['look_up']);
     await plugin.close();
   });
+
+  it('refuses to describe tools too big for one Temporal payload, naming the largest', async () => {
+    const wordy = defineTool({
+      name: 'wordy',
+      description: 'x'.repeat(1_700_000), // as a hostile MCP server might describe its tool
+      schema: z.object({}),
+      execute: () => 'ok',
+    });
+    const plugin = new KeelPlugin({
+      openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: 'http://127.0.0.1:1' }),
+      defaultModel: 'scripted-model',
+      tools: [lookUp, wordy],
+    });
+    const { activities } = await plugin.prepare();
+    await expect(activities.describeWorker()).rejects.toThrow(
+      /tools take \d+ bytes to describe, more than the 1572864 bytes[\s\S]*largest are wordy \(\d+ bytes\), look_up/,
+    );
+    await plugin.close();
+  });
 });
