@@ -13,12 +13,18 @@ import type { Prepared } from './prepare.js';
  * Keel on a Temporal worker you already run: `Worker.create({ plugins: [new KeelPlugin({...})] })`
  * registers Keel's activities beside yours, under `keel.`-prefixed names, and your workflow bundle
  * gets the agent workflow by re-exporting `agentRun` from `keel/workflow`. What needs I/O (opening the
- * workspace, the start-up checks) happens when the worker runs, or earlier with {@link prepare}.
+ * workspace, the start-up checks, MCP servers) happens when the worker runs, or earlier with
+ * {@link prepare}: do that before `worker.runUntil(…)`, which only stops a worker that is already
+ * polling when its body ends.
  */
 export class KeelPlugin extends SimplePlugin {
   /** The options, checked and with their defaults. */
   readonly keelOptions: ResolvedKeelOptions;
   #prepared: Promise<Prepared> | undefined;
+  /** Whether {@link prepare} has finished, so a worker may start polling without waiting a tick. */
+  #ready = false;
+  /** Workers running with this plugin: the MCP servers stop when the last one does. */
+  #running = 0;
 
   constructor(options: KeelOptions) {
     const parsed = KeelOptions.safeParse(options);
@@ -45,35 +51,48 @@ export class KeelPlugin extends SimplePlugin {
    */
   prepare(): Promise<Prepared> {
     // A failed preparation is not kept: the next call (a retry once the MCP server is up) tries again.
-    this.#prepared ??= prepareActivities(this.keelOptions).catch((error: unknown) => {
-      this.#prepared = undefined;
-      throw error;
-    });
+    this.#prepared ??= prepareActivities(this.keelOptions).then(
+      (prepared) => {
+        this.#ready = true;
+        return prepared;
+      },
+      (error: unknown) => {
+        this.#prepared = undefined;
+        throw error;
+      },
+    );
     return this.#prepared;
   }
 
   /**
-   * Stops what {@link prepare} started (the MCP server processes). The worker does it when it stops;
-   * call it yourself for a plugin whose worker never ran.
+   * Stops what {@link prepare} started (the MCP server processes). The last worker running with the
+   * plugin does it when it stops; call it yourself for a plugin whose worker never ran.
    */
   async close(): Promise<void> {
     const prepared = this.#prepared;
     this.#prepared = undefined;
+    this.#ready = false;
     await (await prepared?.catch(() => undefined))?.close();
   }
 
   /** Prepares before the worker polls, so a misconfigured worker never takes a task; closes after it. */
   override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
-    await this.prepare();
+    // Already prepared (createKeelWorker, or `await plugin.prepare()` first): poll at once. Waiting even
+    // a tick would let a `worker.runUntil` whose body ends first find the worker not yet running and
+    // never shut it down.
+    if (!this.#ready) await this.prepare();
+    this.#running += 1;
     try {
       await super.runWorker(worker, next);
     } finally {
+      this.#running -= 1;
       // A failure to stop an MCP server must not hide how the worker itself ended.
-      await this.close().catch((error: unknown) => {
-        (this.keelOptions.logger ?? console).warn(
-          `Keel could not close its MCP servers: ${(error as Error).message}`,
-        );
-      });
+      if (this.#running === 0)
+        await this.close().catch((error: unknown) => {
+          (this.keelOptions.logger ?? console).warn(
+            `Keel could not close its MCP servers: ${(error as Error).message}`,
+          );
+        });
     }
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
@@ -17,6 +17,7 @@ import { RecordingLogger } from '../support/loggers.js';
 import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import {
+  childrenRunning,
   everythingServer,
   EVERYTHING_SERVER,
   FILESYSTEM_SERVER,
@@ -31,24 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-/** Ids of this process's children whose command line mentions `script` (Linux: read from /proc). */
-async function childrenRunning(script: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent !== process.pid) continue;
-      const commandLine = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
-      if (commandLine.includes(script)) found.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return found;
-}
 
 /** A Keel worker on its own task queue with these MCP servers, talking to the scripted model. */
 async function mcpWorker(

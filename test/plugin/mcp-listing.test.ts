@@ -1,11 +1,21 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { KeelPlugin } from '../../src/plugin/keel-plugin.js';
 import { RecordingLogger } from '../support/loggers.js';
-import { startHttpEverythingServer } from '../mcp/support/servers.js';
+import { deferred } from '../support/deferred.js';
+import { connectTestServer } from '../support/harness.js';
+import {
+  childrenRunning,
+  FILESYSTEM_SERVER,
+  filesystemServer,
+  startHttpEverythingServer,
+  temporaryDirectory,
+} from '../mcp/support/servers.js';
 
 describe('MCP tools listed for each run', () => {
   it('follow the server: a run that starts while it is down gets the last listing, with a warning', async () => {
@@ -36,6 +46,44 @@ describe('MCP tools listed for each run', () => {
     } finally {
       await plugin.close();
       await server.stop();
+    }
+  });
+});
+
+describe('one KeelPlugin on two workers', () => {
+  it('keeps its MCP server process until the last of them stops', async () => {
+    const temporal = await connectTestServer();
+    const plugin = new KeelPlugin({
+      openai: createOpenAIClient({ apiKey: 'sk-test', baseURL: 'http://127.0.0.1:1' }),
+      defaultModel: 'scripted-model',
+      tools: [],
+      mcpServers: [filesystemServer('files', await temporaryDirectory('keel-mcp-shared-'))],
+      stateDirectory: await mkdtemp(path.join(tmpdir(), 'keel-state-')),
+    });
+    const worker = () =>
+      Worker.create({
+        connection: temporal.connection,
+        namespace: inject('temporalNamespace'),
+        taskQueue: `keel-shared-plugin-${randomUUID()}`,
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+        plugins: [plugin],
+      });
+    try {
+      await plugin.prepare();
+      const [first, second] = [await worker(), await worker()];
+      const stopSecond = deferred();
+      const secondRun = second.runUntil(stopSecond.promise).catch((error: unknown) => error);
+      await first.runUntil(async () => {
+        expect(await childrenRunning(FILESYSTEM_SERVER)).toHaveLength(1);
+      });
+      // The first worker stopped; the second still runs and still has its server.
+      expect(await childrenRunning(FILESYSTEM_SERVER)).toHaveLength(1);
+      stopSecond.resolve();
+      expect(await secondRun).toBeUndefined();
+      expect(await childrenRunning(FILESYSTEM_SERVER)).toEqual([]);
+    } finally {
+      await plugin.close();
+      await temporal.close();
     }
   });
 });
