@@ -41,7 +41,6 @@ export { McpServerConfig, McpHttpServerConfig, McpStdioServerConfig, McpServers 
 
 // The worker
 export {
-  builtinTools,
   configuredTools,
   createKeelWorker,
   keelOptionsFromConfig,

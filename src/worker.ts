@@ -17,15 +17,9 @@ import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import type { Workspace } from './tools/workspace.js';
-import type { WorkspaceSource } from './tools/workspace-source.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
-
-/** The built-in tools every worker offers unless told otherwise: the file tools of its workspace. */
-export function builtinTools(workspace: WorkspaceSource): readonly Tool[] {
-  return fileTools(workspace);
-}
 
 /**
  * The tools a worker configured by `config` offers: the built-in ones, plus `run_command` and
@@ -36,7 +30,7 @@ export function configuredTools(
   workspace: Workspace,
 ): readonly Tool[] {
   return [
-    ...builtinTools(workspace),
+    ...fileTools(workspace),
     ...(config.runCommand ? [createRunCommandTool(config.runCommand, workspace)] : []),
     ...(config.httpFetch ? [createHttpFetchTool(config.httpFetch)] : []),
   ];

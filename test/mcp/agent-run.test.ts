@@ -8,7 +8,8 @@ import { KeelClient } from '../../src/client.js';
 import type { Logger } from '../../src/logger.js';
 import type { McpServerConfig } from '../../src/mcp/index.js';
 import { createOpenAIClient } from '../../src/model/client.js';
-import { builtinTools, createKeelWorker } from '../../src/worker.js';
+import { fileTools } from '../../src/tools/builtin/file-tools.js';
+import { createKeelWorker } from '../../src/worker.js';
 import { connectTestServer, TEST_API_KEY } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { historyText } from '../support/history.js';
@@ -50,7 +51,7 @@ async function mcpWorker(
     defaultModel: 'scripted-model',
     modelMode: 'background',
     pollSchedule: { initialMs: 20, maxMs: 100 },
-    tools: builtinTools,
+    tools: fileTools,
     mcpServers,
     logger,
     workflowBundle: { codePath: inject('workflowBundlePath') },

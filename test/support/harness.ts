@@ -13,7 +13,8 @@ import type { ModelMode } from '../../src/model/config.js';
 import type { RunLimits } from '../../src/contract/run-input.js';
 import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
 import type { Tool } from '../../src/tools/define-tool.js';
-import { builtinTools, createKeelWorker } from '../../src/worker.js';
+import { fileTools } from '../../src/tools/builtin/file-tools.js';
+import { createKeelWorker } from '../../src/worker.js';
 import type { KeelWorkerOptions } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
 
@@ -107,7 +108,7 @@ export async function startTestWorker(
     searchAttributes: options.searchAttributes ?? (await registerSearchAttributes(server)),
     ...(options.limits ? { limits: options.limits } : {}),
     pollSchedule: { initialMs: 20, maxMs: 100 },
-    tools: options.tools ?? builtinTools,
+    tools: options.tools ?? fileTools,
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     workflowBundle: { codePath: inject('workflowBundlePath') },

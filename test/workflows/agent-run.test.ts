@@ -5,7 +5,7 @@ import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
 import type { RunResult } from '../../src/contract/run-result.js';
-import { builtinTools } from '../../src/worker.js';
+import { fileTools } from '../../src/tools/builtin/file-tools.js';
 import { connectTestServer, RecordingLogger, TEST_API_KEY, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { historyEvents, historyText } from '../support/history.js';
@@ -73,7 +73,7 @@ describe('agentRun', () => {
           properties: { startLine: { type: ['integer', 'null'] } },
         });
         expect(first?.body.tools?.map((tool) => tool.name)).toEqual(
-          builtinTools({ root: workspace }).map((tool) => tool.name),
+          fileTools({ root: workspace }).map((tool) => tool.name),
         );
 
         expect(second?.body.previous_response_id).toBe('resp_1');
