@@ -10,6 +10,7 @@ import type { RunBudgets, RunLimits } from '../contract/run-input.js';
 import type { ApprovalRequired } from '../contract/tool-request.js';
 import type { ModelPrice } from '../contract/usage.js';
 import type { Agent } from '../agents/agent.js';
+import { toolOwners, visibleTools } from '../agents/agent-tools.js';
 import { describeAgents } from '../agents/describe-agents.js';
 import { estimateTokens } from '../model/rate-limit.js';
 import type { ModelCallLimiter } from '../model/rate-limit.js';
@@ -75,6 +76,7 @@ export function createActivities(dependencies: ActivityDependencies) {
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
   const agents = describeAgents(dependencies.agents ?? [], registry);
+  const ownerOf = toolOwners(dependencies.agents ?? []);
 
   const activities = {
     /**
@@ -93,8 +95,12 @@ export function createActivities(dependencies: ActivityDependencies) {
       }
       // The name comes from the run input: only the worker's own agents are found (no prototype keys).
       const agent = request?.agent === undefined ? undefined : current.get(request.agent);
+      // A run sees the worker's tools and, when it is one agent's, that agent's own MCP servers' tools.
+      const visible = new Set(
+        visibleTools(registry.names(), ownerOf, agent === undefined ? undefined : request?.agent),
+      );
       const profile: WorkerProfile = {
-        tools: registry.describe(),
+        tools: registry.describe().filter((tool) => visible.has(tool.name)),
         defaultModel: dependencies.defaultModel,
         limits: dependencies.limits ?? {},
         searchAttributes: dependencies.searchAttributes ?? false,

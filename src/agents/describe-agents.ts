@@ -2,6 +2,7 @@ import type { AgentProfile } from '../contract/agent-profile.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Agent } from './agent.js';
 import { AgentDefinitionError } from './agent-definition-error.js';
+import { toolOwners, visibleTools } from './agent-tools.js';
 import { agentVersion } from './agent-version.js';
 
 /**
@@ -10,17 +11,20 @@ import { agentVersion } from './agent-version.js';
  */
 export function describeAgents(agents: readonly Agent[], registry: ToolRegistry): Map<string, AgentProfile> {
   const profiles = new Map<string, AgentProfile>();
+  const ownerOf = toolOwners(agents);
   for (const agent of agents) {
     if (profiles.has(agent.name)) throw new AgentDefinitionError(`Agent ${agent.name} is defined twice`);
-    const names = [...(agent.tools ?? registry.names()), ...(agent.approvalTools ?? [])];
-    const missing = names.filter((name) => registry.get(name) === undefined);
+    // Another agent's own MCP tools are not this agent's to offer.
+    const offered = visibleTools(registry.names(), ownerOf, agent.name);
+    const names = [...(agent.tools ?? offered), ...(agent.approvalTools ?? [])];
+    const missing = names.filter((name) => !offered.includes(name));
     if (missing.length > 0) {
-      const available = registry.names().join(', ') || 'no tools';
+      const available = offered.join(', ') || 'no tools';
       throw new AgentDefinitionError(
         `Agent ${agent.name} names tool(s) ${[...new Set(missing)].join(', ')} that this worker does not have; it has ${available}`,
       );
     }
-    const tools = (agent.tools ?? registry.names()).map((name) => registry.get(name)!);
+    const tools = (agent.tools ?? offered).map((name) => registry.get(name)!);
     profiles.set(agent.name, {
       name: agent.name,
       version: agentVersion(agent.instructions, tools),

@@ -30,10 +30,15 @@ export interface Prepared {
  * before a worker polls: Keel's own records are not inside the workspace where a tool could write them.
  */
 export async function prepareActivities(options: ResolvedKeelOptions): Promise<Prepared> {
+  // The worker's servers and its agents' own, started together: one name may serve only one of them.
+  const servers = [
+    ...(options.mcpServers ?? []),
+    ...(options.agents ?? []).flatMap((agent) => agent.mcpServers ?? []),
+  ];
   const mcp =
-    options.mcpServers === undefined || options.mcpServers.length === 0
+    servers.length === 0
       ? undefined
-      : new McpServers(options.mcpServers, options.logger ? { logger: options.logger } : {});
+      : new McpServers(servers, options.logger ? { logger: options.logger } : {});
   try {
     return await prepareWith(options, mcp);
   } catch (error) {
