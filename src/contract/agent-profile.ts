@@ -11,6 +11,8 @@ export const AgentStamp = z.object({
   name: AgentName,
   /** Short sha-256 hex of the agent's instructions and its tools' JSON Schemas. */
   version: z.string(),
+  /** The run gave instructions of its own: the version then stands for the agent's tools only. */
+  instructionsOverridden: z.literal(true).optional(),
 });
 export type AgentStamp = z.infer<typeof AgentStamp>;
 

@@ -47,7 +47,15 @@ export function applyAgent(input: RunInput, profile: WorkerProfile): AgentRunInp
     ...(tools !== undefined ? { tools } : {}),
     ...(approvalTools.length > 0 ? { approvalTools } : {}),
   };
-  return { input: merged, agent: { name: agent.name, version: agent.version } };
+  const overridden = input.instructions !== undefined && input.instructions !== agent.instructions;
+  return {
+    input: merged,
+    agent: {
+      name: agent.name,
+      version: agent.version,
+      ...(overridden ? { instructionsOverridden: true } : {}),
+    },
+  };
 }
 
 /** The agent's limits and budgets the run does not set itself (known keys only). */
