@@ -52,9 +52,10 @@ describe('the packed package', () => {
     const stray = files.filter(
       (file) =>
         !/^dist\/.+\.(?:js|d\.ts)$/.test(file) &&
-        !['bin/keel.js', 'README.md', 'package.json'].includes(file),
+        !['bin/keel.js', 'README.md', 'LICENSE', 'package.json'].includes(file),
     );
     expect(stray).toEqual([]);
+    expect(files).toContain('LICENSE');
     // Every module has its declarations; every export and the bin point at a file that shipped.
     const modules = files.filter((file) => file.endsWith('.js') && file.startsWith('dist/'));
     expect(modules.filter((file) => !files.includes(file.replace(/\.js$/, '.d.ts')))).toEqual([]);
