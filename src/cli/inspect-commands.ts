@@ -68,9 +68,19 @@ export function resultCommand(out: Output, taskQueue: string, runId: string): Pr
   });
 }
 
-/** `keel cancel <id>`: asks the run to stop; its running model call or tool is aborted. */
+/**
+ * `keel cancel <id>`: asks the run to stop; its running model call or tool is aborted. A run that has
+ * ended already is not asked: that is said, with exit code 1, instead of a cancel that does nothing.
+ */
 export function cancelCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
   return withClient(out, taskQueue, async (keel) => {
+    const { status } = await keel.temporal.workflow.getHandle(runId).describe();
+    if (status.name !== 'RUNNING') {
+      const message = `Run ${runId} has already ended (${status.name}): there is nothing to cancel. \`keel result ${runId}\` shows how it ended.`;
+      if (out.json) out.data({ runId, cancelRequested: false, status: status.name, error: message });
+      else out.note(message);
+      return EXIT.error;
+    }
     await keel.cancelRun(runId);
     if (out.json) out.data({ runId, cancelRequested: true });
     else out.line(`Cancel requested for ${runId}; \`keel follow ${runId}\` shows it end.`);

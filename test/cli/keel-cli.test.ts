@@ -234,7 +234,7 @@ describe('keel against a cluster with its own workers', () => {
     }
   });
 
-  it('cancels a run; its result then says so with exit code 3', async () => {
+  it('cancels a run; its result then says so with exit code 3, and a second cancel is refused', async () => {
     const blocking = blockingTool();
     const model = await ScriptedModel.start([reply.calls({ name: 'block', arguments: { label: 'x' } })]);
     try {
@@ -249,6 +249,13 @@ describe('keel against a cluster with its own workers', () => {
         const result = await runCli(['result', runId, ...queue], { env: environment });
         expect(result.code).toBe(3);
         expect(result.stdout).toContain('did not end with a result');
+        // Once it has ended, a cancel is not "requested": it is refused, saying why.
+        const again = await runCli(['cancel', runId, ...queue], { env: environment });
+        expect(again.code).toBe(1);
+        expect(again.stdout + again.stderr).toContain(
+          `Run ${runId} has already ended (CANCELLED): there is nothing to cancel`,
+        );
+        expect(again.stdout + again.stderr).not.toContain('Cancel requested');
       });
     } finally {
       await model.close();
