@@ -3,8 +3,7 @@ import { AgentName } from '../contract/agent-profile.js';
 import { refuseApprovalsOutsideTools } from '../contract/approval-tools.js';
 import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
 import { RunBudgets, RunLimits } from '../contract/run-input.js';
-import { parseMcpServerConfigs } from '../mcp/server-config.js';
-import type { McpServerConfig } from '../mcp/server-config.js';
+import { McpServerList } from '../mcp/server-config.js';
 
 const toolNames = z
   .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
@@ -33,17 +32,7 @@ export const AgentDefinition = z
      * MCP servers of this agent's own: the worker starts them with its own, and their tools are
      * offered only in this agent's runs (and named in its version).
      */
-    mcpServers: z
-      .array(z.unknown())
-      .superRefine((servers, context) => {
-        try {
-          parseMcpServerConfigs(servers);
-        } catch (error) {
-          context.addIssue({ code: 'custom', message: (error as Error).message });
-        }
-      })
-      .transform((servers) => servers as McpServerConfig[])
-      .optional(),
+    mcpServers: McpServerList.optional(),
   })
   .superRefine((agent, context) => refuseApprovalsOutsideTools(agent, context, "the agent's"));
 export type AgentDefinition = z.input<typeof AgentDefinition>;

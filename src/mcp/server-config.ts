@@ -99,3 +99,19 @@ export function parseMcpServerConfigs(value: unknown): McpServerConfig[] {
   }
   return servers;
 }
+
+/**
+ * A list of server configurations inside another schema (the plugin's options, an agent): checked by
+ * {@link parseMcpServerConfigs}, so each problem gets its readable message there too.
+ */
+export const McpServerList = z
+  .array(z.unknown())
+  .readonly()
+  .superRefine((servers, context) => {
+    try {
+      parseMcpServerConfigs(servers);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  })
+  .transform((servers) => servers as McpServerConfig[]);

@@ -4,8 +4,7 @@ import { AgentDefinition } from '../agents/agent-definition.js';
 import { RunBudgets, RunLimits } from '../contract/run-input.js';
 import { ModelPrice } from '../contract/usage.js';
 import type { Logger } from '../logger.js';
-import { parseMcpServerConfigs } from '../mcp/server-config.js';
-import type { McpServerConfig } from '../mcp/server-config.js';
+import { McpServerList } from '../mcp/server-config.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { Workspace } from '../tools/workspace.js';
@@ -74,19 +73,7 @@ export const KeelOptions = z.strictObject({
    * MCP servers whose tools the worker offers, as `<server>__<tool>`: stdio (`command`) or Streamable
    * HTTP (`url`), each with its own `allowTools`, `needsApproval` and `timeoutSeconds` (docs/mcp.md).
    */
-  mcpServers: z
-    .array(z.unknown())
-    .readonly()
-    .superRefine((servers, context) => {
-      // One readable message per problem (both `command` and `url`, a name twice, …), as the servers' own check says it.
-      try {
-        parseMcpServerConfigs(servers);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    })
-    .transform((servers) => servers as McpServerConfig[])
-    .optional(),
+  mcpServers: McpServerList.optional(),
   /** Names of the tools to enable (`KEEL_TOOLS`): all of `tools` when absent. */
   enabledTools: z.array(z.string()).readonly().optional(),
   /** The directory the built-in file tools work in, and which Keel's own records must stay out of. */
