@@ -1,13 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConfigError } from '../config-error.js';
 import { optionalInteger, readEnvironment } from '../env.js';
 import { keelSearchAttributes } from '../workflows/search-attributes.js';
-import { findTemporalCli } from './temporal-cli.js';
+import { dataDirectory } from './io.js';
+import { answers, logTail, startLocalServer } from './local-server.js';
+import { recordedServer, removeServerRecord, serverRecordPath } from './server-record.js';
+import type { ServerRecord } from './server-record.js';
+import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
 
 /** Ports of the local server: Temporal's usual ones unless `KEEL_LOCAL_PORT` / `KEEL_LOCAL_UI_PORT` say otherwise. */
 export function localPorts(environment: NodeJS.ProcessEnv = process.env): { port: number; uiPort: number } {
@@ -23,17 +26,130 @@ export interface TemporalTarget extends ClientConnectConfig {
   namespace: string;
   /** Where to watch runs, when known. */
   uiUrl: string | undefined;
-  /** Set when this process started the server: stopping it stops the server too. */
+  /**
+   * Set only when this process runs a server attached to itself (the SDK's downloaded CLI, which
+   * cannot be detached): stopping it stops the server. A server Keel starts with a `temporal` CLI
+   * runs on its own (see `keel server`) and is not stopped by the command that started it.
+   */
   embedded: { stop(): Promise<void> } | undefined;
   /** The local server's data directory (`KEEL_DATA_DIR`), when the target is the local server. */
   dataDirectory: string | undefined;
 }
 
+/** The local server a command uses, and who runs it. */
+export type LocalServer =
+  /** Keel's own (`server.json`), started now or earlier. */
+  | { kind: 'keel'; record: ServerRecord; started: boolean }
+  /** One that answers on the local port but that Keel did not start: used, never managed. */
+  | { kind: 'foreign'; address: string; uiUrl: string }
+  /** Downloaded through the SDK and attached to this process: it stops with it. */
+  | { kind: 'attached'; address: string; uiUrl: string; stop(): Promise<void> };
+
 /**
- * With `TEMPORAL_ADDRESS` (or a Temporal config profile) set, that cluster. Otherwise a local dev
- * server: one already listening on localhost:7233 (see {@link localPorts}), or one this process
- * starts, persisted under `<dataDirectory>/temporal.db` so runs survive restarts, with its Web UI on
- * port 8233.
+ * The local server for `dataDirectory`, without starting one: Keel's recorded server when its PID
+ * is verified and it answers, else whatever answers on the local port; undefined when none does.
+ * A stale `server.json` (its process gone, its PID reused) is removed, and nothing is signalled.
+ */
+export async function findLocalServer(options: {
+  dataDirectory: string;
+  say: (line: string) => void;
+  environment?: NodeJS.ProcessEnv;
+}): Promise<LocalServer | undefined> {
+  const environment = options.environment ?? process.env;
+  const recorded = await recordedServer(options.dataDirectory);
+  if (recorded.state === 'stale') {
+    await removeServerRecord(options.dataDirectory);
+    options.say(`Removed a stale ${serverRecordPath(options.dataDirectory)}: ${recorded.reason}.`);
+  }
+  const { port, uiPort } = localPorts(environment);
+  if (recorded.state === 'alive') {
+    const { record } = recorded;
+    if (!(await answers(record.address)))
+      throw new ConfigError(
+        `Keel's local Temporal server (PID ${record.pid}) runs but does not answer on ${record.address}; ` +
+          `\`keel server stop\` ends it. The end of its log (${record.logFile}):\n${await logTail(record.logFile)}`,
+      );
+    if (environment.KEEL_LOCAL_PORT !== undefined && record.port !== port)
+      options.say(
+        `KEEL_LOCAL_PORT=${port} is ignored: Keel's server for ${options.dataDirectory} runs on ${record.address}.`,
+      );
+    return { kind: 'keel', record, started: false };
+  }
+  const address = `127.0.0.1:${port}`;
+  if (await answers(address)) return { kind: 'foreign', address, uiUrl: `http://localhost:${uiPort}` };
+  return undefined;
+}
+
+/**
+ * The local server for `dataDirectory`, started when none answers (see {@link findLocalServer}):
+ * with a `temporal` CLI (see `locateTemporalCli`), in its own session and process group, outliving
+ * this command; with the SDK's download (when `allowDownload`), attached to this process.
+ */
+export async function ensureLocalServer(options: {
+  dataDirectory: string;
+  say: (line: string) => void;
+  environment?: NodeJS.ProcessEnv;
+  allowDownload: boolean;
+}): Promise<LocalServer> {
+  const environment = options.environment ?? process.env;
+  const found = await findLocalServer(options);
+  if (found !== undefined) return found;
+  const { port, uiPort } = localPorts(environment);
+  const executable = await locateTemporalCli({
+    environment,
+    say: options.say,
+    allowDownload: options.allowDownload,
+  });
+  await mkdir(options.dataDirectory, { recursive: true });
+  const address = `127.0.0.1:${port}`;
+  if (executable.type === 'existing-path') {
+    options.say(
+      `Starting a local Temporal server (${executable.path}) on ${address}, data in ${options.dataDirectory}…`,
+    );
+    const record = await startLocalServer({
+      dataDirectory: options.dataDirectory,
+      binary: executable.path,
+      port,
+      uiPort,
+      environment,
+    });
+    options.say(
+      `It runs as PID ${record.pid} (Web UI ${record.uiUrl}) and keeps running after this command ends, ` +
+        'for later commands: `keel server stop` ends it.',
+    );
+    return { kind: 'keel', record, started: true };
+  }
+  const dbFilename = path.join(options.dataDirectory, 'temporal.db');
+  options.say(`Starting a local Temporal server on ${address}, data in ${dbFilename}…`);
+  const environmentHandle = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'cached-download' },
+      ip: '127.0.0.1',
+      port,
+      ui: true,
+      uiPort,
+      dbFilename,
+      searchAttributes: [...keelSearchAttributes],
+      log: { format: 'pretty', level: 'error' },
+    },
+  }).catch((error: unknown) => {
+    throw new ConfigError(
+      `Could not download the temporal CLI through the Temporal SDK (${(error as Error).message}): ${INSTALL_HINT}.`,
+    );
+  });
+  return {
+    kind: 'attached',
+    address,
+    uiUrl: `http://localhost:${uiPort}`,
+    stop: () => environmentHandle.teardown(),
+  };
+}
+
+/**
+ * With `TEMPORAL_ADDRESS` (or a Temporal config profile) set, that cluster. Otherwise the local dev
+ * server (see {@link ensureLocalServer}): Keel's own for `<dataDirectory>` (`server.json`), else
+ * one already listening on localhost:7233 (see {@link localPorts}), else, for `run` and `worker`,
+ * one started now, persisted under `<dataDirectory>/temporal.db` with its Web UI on port 8233.
  */
 export async function resolveTarget(options: {
   dataDirectory: string;
@@ -55,65 +171,37 @@ export async function resolveTarget(options: {
       dataDirectory: undefined,
     };
   }
-  const { port, uiPort } = localPorts(environment);
-  const local = { address: `127.0.0.1:${port}` };
-  const uiUrl = `http://localhost:${uiPort}`;
-  if (await reachable(local)) {
-    options.say(`Using the Temporal server already running on ${local.address} (UI ${uiUrl}).`);
-    return {
-      connectionOptions: local,
-      namespace: 'default',
-      uiUrl,
-      embedded: undefined,
-      dataDirectory: options.dataDirectory,
-    };
-  }
-  if (!options.start) {
+  const server = options.start
+    ? await ensureLocalServer({ ...options, environment, allowDownload: true })
+    : await findLocalServer({ ...options, environment });
+  if (server === undefined) {
+    const { port } = localPorts(environment);
     throw new ConfigError(
-      `No Temporal server at ${local.address}: start one with \`keel worker\` (or \`temporal server start-dev\`), or set TEMPORAL_ADDRESS.`,
+      `No Temporal server at 127.0.0.1:${port}: start one with \`keel server start\` (or \`keel worker\`, ` +
+        '`temporal server start-dev`), or set TEMPORAL_ADDRESS.',
     );
   }
-  const binary = await findTemporalCli(environment);
-  await mkdir(options.dataDirectory, { recursive: true });
-  const dbFilename = path.join(options.dataDirectory, 'temporal.db');
-  options.say(
-    binary === undefined
-      ? 'No temporal CLI found (PATH, TEMPORAL_CLI_PATH); downloading it through the Temporal SDK…'
-      : `Starting a local Temporal server (${binary}), data in ${dbFilename}…`,
-  );
-  const environmentHandle = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable:
-        binary === undefined ? { type: 'cached-download' } : { type: 'existing-path', path: binary },
-      ip: '127.0.0.1',
-      port,
-      ui: true,
-      uiPort,
-      dbFilename,
-      searchAttributes: [...keelSearchAttributes],
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
+  if (server.kind === 'keel' && !server.started)
+    options.say(
+      `Using Keel's local Temporal server on ${server.record.address} (PID ${server.record.pid}, UI ${server.record.uiUrl}).`,
+    );
+  if (server.kind === 'foreign')
+    options.say(`Using the Temporal server already running on ${server.address} (UI ${server.uiUrl}).`);
+  const [address, uiUrl] =
+    server.kind === 'keel' ? [server.record.address, server.record.uiUrl] : [server.address, server.uiUrl];
   return {
-    connectionOptions: local,
+    connectionOptions: { address },
     namespace: 'default',
     uiUrl,
-    embedded: { stop: () => environmentHandle.teardown() },
+    embedded: server.kind === 'attached' ? { stop: () => server.stop() } : undefined,
     dataDirectory: options.dataDirectory,
   };
 }
 
-/** Whether a Temporal server answers on the local server's port. */
-export function localServerRunning(): Promise<boolean> {
-  return reachable({ address: `127.0.0.1:${localPorts().port}` });
-}
-
-async function reachable(options: { address: string }): Promise<boolean> {
-  try {
-    const connection = await Connection.connect({ ...options, connectTimeout: '1s' });
-    await connection.close();
-    return true;
-  } catch {
-    return false;
-  }
+/** Whether a Temporal server answers for the local data directory (Keel's own) or on the local port. */
+export async function localServerRunning(): Promise<boolean> {
+  const found = await findLocalServer({ dataDirectory: dataDirectory(), say: () => undefined }).catch(
+    () => undefined,
+  );
+  return found !== undefined;
 }

@@ -6,7 +6,8 @@ Options for every command:
   -h, --help            this help
 
 Without TEMPORAL_ADDRESS, \`run\` and \`worker\` use the Temporal server on localhost:7233, or start one
-(persisted in ./.keel, Web UI on http://localhost:8233); the other commands only look for one.
+(persisted in ./.keel, Web UI on http://localhost:8233) that keeps running after them until
+\`keel server stop\`; the other commands only look for one.
 Exit codes: 0 done, 1 error, 2 bad usage, 3 the run ended without completing.`;
 
 /** Each command's `--help`, and `keel --help`. */
@@ -27,6 +28,7 @@ Commands:
   reject <id> <call>    refuse a call that waits for approval
   send <id> "<text>"    give a run (or session) a message
   end <id>         end a session
+  server start|status|stop   the local Temporal server Keel runs (see \`keel server --help\`)
 
 \`keel <command> --help\` for a command's options.${COMMON}`,
   run: `Usage: keel run "<task>" [options]
@@ -80,6 +82,16 @@ Gives a run a user message. It reaches the model at the next turn boundary; a se
 for a message starts a turn at once.
 
   --wait           follow the run until it has answered${COMMON}`,
+  server: `Usage: keel server start|status|stop [options]
+
+The local Temporal server that \`keel run\` and \`keel worker\` start without TEMPORAL_ADDRESS. It runs in
+its own session (Ctrl-C in a terminal never reaches it) and keeps running after the command that
+started it, for later commands. Its PID, ports and start time are in <KEEL_DATA_DIR>/server.json, its
+log in <KEEL_DATA_DIR>/server.log.
+
+  start     start it (ports KEEL_LOCAL_PORT, KEEL_LOCAL_UI_PORT); says so when it already runs
+  status    its PID, address, Web UI, data and uptime; exit code 0 when it runs, 1 when not
+  stop      end it: SIGTERM to the recorded PID, only once it is verified to be that server${COMMON}`,
   end: `Usage: keel end <run id> [options]
 
 Ends a session: at once when it is idle, else after its current answer.${COMMON}`,

@@ -18,6 +18,7 @@ import type { Output } from './io.js';
 import { approveCommand, endCommand, rejectCommand, sendCommand } from './message-commands.js';
 import { HELP } from './help.js';
 import { runCommand } from './run-command.js';
+import { serverCommand } from './server-command.js';
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -54,6 +55,7 @@ const ACCEPTS: Record<string, string[]> = {
   reject: ['reason'],
   send: ['wait'],
   end: [],
+  server: [],
 };
 
 /** Runs the CLI with these arguments; resolves to the exit code. */
@@ -97,6 +99,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       case 'worker':
         noPositionals(positionals);
         return await workerCommand(out, taskQueue, values.tools);
+      case 'server':
+        return await serverCommand(out, positionals);
       case 'list':
         noPositionals(positionals);
         return await listCommand(

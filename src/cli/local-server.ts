@@ -1,0 +1,169 @@
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { keelSearchAttributes } from '../workflows/search-attributes.js';
+import { processIdentity } from './process-identity.js';
+import type { ServerRecord } from './server-record.js';
+import { removeServerRecord, writeServerRecord } from './server-record.js';
+
+/** How long a starting server may take to answer (a first start creates its database). */
+const START_TIMEOUT_MS = 60_000;
+/** How long a server may take to exit after SIGTERM before it gets SIGKILL. */
+const STOP_TIMEOUT_MS = 15_000;
+/** How often to look again while waiting for a server to answer or to exit. */
+const POLL_MS = 100;
+
+/** Whether a Temporal server answers on `address` (gRPC, within a second). */
+export async function answers(address: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: '1s' });
+    await connection.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The variables the server process gets: what a binary (or a pyenv-style launcher) needs to run,
+ * and nothing else, so API keys in the CLI's environment never reach a process that outlives it.
+ */
+function serverEnvironment(environment: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept = /^(PATH|HOME|USER|LOGNAME|TMPDIR|TMP|TEMP|LANG|TZ|LC_\w+|PYENV_\w+|SYSTEMROOT)$/iu;
+  return Object.fromEntries(Object.entries(environment).filter(([name]) => kept.test(name)));
+}
+
+/** The last lines of a log file, for an error message. */
+export async function logTail(file: string, lines = 15): Promise<string> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text.trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/**
+ * Starts `temporal server start-dev` in its own session and process group (so a terminal's Ctrl-C
+ * or hang-up never reaches it), its output appended to `<dataDirectory>/server.log`, and lets it
+ * outlive this process. Resolves once the server answers on its port and the process answering is
+ * the one started here (still alive, same start time); records it in `server.json`. Rejects with
+ * the end of its log when it exits or does not answer in time.
+ */
+export async function startLocalServer(options: {
+  dataDirectory: string;
+  binary: string;
+  port: number;
+  uiPort: number;
+  environment: NodeJS.ProcessEnv;
+}): Promise<ServerRecord> {
+  const { dataDirectory, binary, port, uiPort } = options;
+  await mkdir(dataDirectory, { recursive: true });
+  const dataFile = path.join(dataDirectory, 'temporal.db');
+  const logFile = path.join(dataDirectory, 'server.log');
+  const address = `127.0.0.1:${port}`;
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--db-filename',
+    dataFile,
+    '--log-level',
+    'warn',
+    ...keelSearchAttributes.flatMap((key) => [
+      '--search-attribute',
+      `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`,
+    ]),
+  ];
+  const log = await open(logFile, 'a', 0o600);
+  let child: ReturnType<typeof spawn>;
+  try {
+    await log.write(`--- keel: ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`);
+    child = spawn(binary, args, {
+      detached: true,
+      stdio: ['ignore', log.fd, log.fd],
+      env: serverEnvironment(options.environment),
+      cwd: dataDirectory,
+    });
+  } finally {
+    await log.close();
+  }
+  child.unref();
+  let ended: string | undefined;
+  child.once('error', (error) => (ended = `could not start: ${error.message}`));
+  child.once('exit', (code, signal) => (ended = `exited (${signal ?? `code ${code}`})`));
+  const failed = async (what: string): Promise<Error> =>
+    new Error(
+      `The local Temporal server (${binary}) ${what} before it answered on ${address}. The end of its log (${logFile}):\n${await logTail(logFile)}`,
+    );
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (ended !== undefined) throw await failed(ended);
+    if (await answers(address)) {
+      // Another server may have held the port all along: the answer counts only while ours still runs.
+      const identity = child.pid === undefined ? undefined : await processIdentity(child.pid);
+      if (ended === undefined && identity !== undefined) {
+        const record: ServerRecord = {
+          pid: child.pid!,
+          address,
+          port,
+          uiPort,
+          uiUrl: `http://localhost:${uiPort}`,
+          binary,
+          dataFile,
+          logFile,
+          startedAt: new Date().toISOString(),
+          processStartTime: identity.startTime,
+          args,
+        };
+        await writeServerRecord(dataDirectory, record);
+        return record;
+      }
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM');
+      throw await failed(`did not answer within ${START_TIMEOUT_MS / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * Stops the recorded server: SIGTERM to its PID alone (the caller verified it, see `recordedServer`),
+ * then SIGKILL if it has not exited within 15 s; removes `server.json` once it is gone. Each signal
+ * goes only to a process that still has the recorded start time.
+ */
+export async function stopLocalServer(
+  dataDirectory: string,
+  record: ServerRecord,
+): Promise<'stopped' | 'killed'> {
+  const same = async (): Promise<boolean> =>
+    (await processIdentity(record.pid))?.startTime === record.processStartTime;
+  const gone = async (timeoutMs: number): Promise<boolean> => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() <= deadline) {
+      if (!(await same())) return true;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    return false;
+  };
+  let how: 'stopped' | 'killed' = 'stopped';
+  if (await same()) {
+    process.kill(record.pid, 'SIGTERM');
+    if (!(await gone(STOP_TIMEOUT_MS))) {
+      how = 'killed';
+      if (await same()) process.kill(record.pid, 'SIGKILL');
+      if (!(await gone(5_000)))
+        throw new Error(`The local Temporal server (PID ${record.pid}) did not exit after SIGKILL.`);
+    }
+  }
+  await removeServerRecord(dataDirectory);
+  return how;
+}
