@@ -1,0 +1,162 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { processIdentity } from '../../src/cli/process-identity.js';
+import type { ServerRecord } from '../../src/cli/server-record.js';
+import { runCli } from '../support/cli.js';
+import { LocalServers } from '../support/local-servers.js';
+
+const servers = new LocalServers();
+const bystanders: ChildProcess[] = [];
+afterEach(async () => {
+  await servers.stopAll();
+  await Promise.all(
+    bystanders.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }),
+  );
+});
+
+/** A process that is not a Temporal server, to stand where a recorded PID was reused. */
+async function bystander(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  bystanders.push(child);
+  await new Promise((resolve) => child.once('spawn', resolve));
+  return child;
+}
+
+/** A server.json naming `pid`, as if Keel had started a server there. */
+async function fakeRecord(dataDirectory: string, pid: number, processStartTime: string): Promise<void> {
+  const record: ServerRecord = {
+    pid,
+    address: '127.0.0.1:1',
+    port: 1,
+    uiPort: 2,
+    uiUrl: 'http://localhost:2',
+    binary: '/usr/bin/temporal',
+    dataFile: path.join(dataDirectory, 'temporal.db'),
+    logFile: path.join(dataDirectory, 'server.log'),
+    startedAt: new Date().toISOString(),
+    processStartTime,
+    args: ['server', 'start-dev', '--db-filename', path.join(dataDirectory, 'temporal.db')],
+  };
+  await mkdir(dataDirectory, { recursive: true });
+  await writeFile(path.join(dataDirectory, 'server.json'), JSON.stringify(record));
+}
+
+const alive = async (pid: number) => (await processIdentity(pid)) !== undefined;
+
+describe('keel server start|status|stop', () => {
+  it('starts the server once, reports it, stops it by its PID, and then says it is not running', async () => {
+    const { env, dataDirectory, port, uiPort } = await servers.setup();
+    const before = await runCli(['server', 'status'], { env });
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain('is not running');
+
+    const started = await runCli(['server', 'start'], { env });
+    expect(started.code).toBe(0);
+    const record = (await LocalServers.record(dataDirectory))!;
+    expect(record).toMatchObject({
+      address: `127.0.0.1:${port}`,
+      uiPort,
+      uiUrl: `http://localhost:${uiPort}`,
+    });
+    expect(started.stdout).toContain(`PID      ${record.pid}`);
+    expect(started.stdout).toContain(`Web UI   http://localhost:${uiPort}`);
+    await access(path.join(dataDirectory, 'server.log'));
+
+    const again = await runCli(['server', 'start', '--json'], { env });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('already running');
+    expect(JSON.parse(again.stdout)).toMatchObject({ running: true, pid: record.pid });
+
+    const status = await runCli(['server', 'status', '--json'], { env });
+    expect(status.code).toBe(0);
+    const reported = JSON.parse(status.stdout) as { uptimeSeconds: unknown };
+    expect(reported).toMatchObject({
+      running: true,
+      pid: record.pid,
+      address: `127.0.0.1:${port}`,
+      dataFile: path.join(dataDirectory, 'temporal.db'),
+    });
+    expect(typeof reported.uptimeSeconds).toBe('number');
+
+    const stopped = await runCli(['server', 'stop'], { env });
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain(`Stopped Keel's local Temporal server (PID ${record.pid})`);
+    expect(await alive(record.pid)).toBe(false);
+    expect(await LocalServers.record(dataDirectory)).toBeUndefined();
+    const after = await runCli(['server', 'status', '--json'], { env });
+    expect(after.code).toBe(1);
+    expect(JSON.parse(after.stdout)).toMatchObject({ running: false });
+  });
+
+  it('recognises a record whose process has ended and signals nothing', async () => {
+    const { env, dataDirectory } = await servers.setup();
+    const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    const pid = await new Promise<number>((resolve) => gone.once('exit', () => resolve(gone.pid!)));
+    await fakeRecord(dataDirectory, pid, '12345');
+    const status = await runCli(['server', 'status'], { env });
+    expect(status.code).toBe(1);
+    expect(status.stdout).toContain(`its process ${pid} has ended`);
+    expect(await LocalServers.record(dataDirectory)).toBeUndefined();
+  });
+
+  it.each([
+    ['another start time', async (pid: number) => `${(await processIdentity(pid))!.startTime}1`],
+    [
+      'its own start time but another command line',
+      async (pid: number) => (await processIdentity(pid))!.startTime,
+    ],
+  ])('never signals a recorded PID that now belongs to another process (%s)', async (_case, startTime) => {
+    const { env, dataDirectory } = await servers.setup();
+    const other = await bystander();
+    await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!));
+    const stopped = await runCli(['server', 'stop'], { env });
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain(`PID ${other.pid} now belongs to another process`);
+    expect(stopped.stdout).toContain('signalled nothing');
+    expect(await alive(other.pid!)).toBe(true);
+    expect(other.exitCode).toBeNull();
+    expect(await LocalServers.record(dataDirectory)).toBeUndefined();
+
+    // status, too, recognises it without touching the process.
+    await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!));
+    const status = await runCli(['server', 'status'], { env });
+    expect(status.code).toBe(1);
+    expect(await alive(other.pid!)).toBe(true);
+  });
+
+  it('leaves a server Keel did not start alone: start refuses, stop and status say it is not Keel’s', async () => {
+    const foreignPort = inject('temporalAddress').split(':')[1]!;
+    const { env } = await servers.setup({ KEEL_LOCAL_PORT: foreignPort });
+    const started = await runCli(['server', 'start'], { env });
+    expect(started.code).toBe(1);
+    expect(started.stderr).toContain(`Keel did not start already answers on 127.0.0.1:${foreignPort}`);
+    const status = await runCli(['server', 'status'], { env });
+    expect(status.code).toBe(1);
+    expect(status.stdout).toContain(
+      `A Temporal server that Keel did not start answers on 127.0.0.1:${foreignPort}`,
+    );
+    const stopped = await runCli(['server', 'stop'], { env });
+    expect(stopped.stdout).toContain('is not running');
+    // The shared test server still answers: this very command reaches it.
+    const list = await runCli(['list', '--json'], { env });
+    expect(list.code).toBe(0);
+  });
+
+  it.each([[[]], [['restart']], [['status', 'extra']]])(
+    'refuses keel server %j with exit code 2',
+    async (args) => {
+      const { env } = await servers.setup();
+      const { code, stderr } = await runCli(['server', ...args], { env });
+      expect(code).toBe(2);
+      expect(stderr).toContain('See: keel server --help');
+    },
+  );
+});
