@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
-import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, startCli } from '../support/cli.js';
 import { temporaryWorkspace } from '../support/harness.js';
+import { LocalServers } from '../support/local-servers.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest } from '../support/scripted-model.js';
 
@@ -57,11 +57,14 @@ async function waitForTextInEmbeddedFrame(page: Page, text: string): Promise<voi
   throw new Error(`The page never showed ${JSON.stringify(text)}`);
 }
 
+/** The local servers these tests' commands start, which outlive the commands by design. */
+const servers = new LocalServers();
+afterEach(() => servers.stopAll());
+
 describe('keel without TEMPORAL_ADDRESS', () => {
-  it('runs the demo from nothing: starts a local server, hosts the worker, follows the run, stops the server', async () => {
+  it('runs the demo from nothing: starts a local server, hosts the worker, follows the run, leaves the server running', async () => {
     const workspace = await temporaryWorkspace();
-    const [port, uiPort] = [await freePort(), await freePort()];
-    const environment = cliEnvironment({ KEEL_LOCAL_PORT: String(port), KEEL_LOCAL_UI_PORT: String(uiPort) });
+    const { env: environment, dataDirectory } = await servers.setup();
     const { code, stdout, stderr } = await runCli(['run', '--demo', 'What is in here?'], {
       env: environment,
       cwd: workspace,
@@ -70,6 +73,11 @@ describe('keel without TEMPORAL_ADDRESS', () => {
     expect(stdout).toContain('→ list_directory .');
     expect(stdout).toContain('✔ completed');
     expect(code).toBe(0);
+    expect(stderr).toContain(
+      'keeps running after this command ends, for later commands: `keel server stop` ends it.',
+    );
+    expect(await LocalServers.record(dataDirectory)).toBeDefined();
+    expect((await runCli(['server', 'status'], { env: environment })).code).toBe(0);
   });
 
   it('starts a persistent local server with the Web UI, where a finished run shows its summaries', async () => {
@@ -77,10 +85,12 @@ describe('keel without TEMPORAL_ADDRESS', () => {
     await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
     const model = await ScriptedModel.start(readmePolicy);
     // Ports of its own, so neither a developer's server on 7233 nor other tests get in the way.
-    const [port, uiPort] = [await freePort(), await freePort()];
-    const environment = cliEnvironment({
-      KEEL_LOCAL_PORT: String(port),
-      KEEL_LOCAL_UI_PORT: String(uiPort),
+    const {
+      env: environment,
+      port,
+      uiPort,
+      dataDirectory,
+    } = await servers.setup({
       OPENAI_BASE_URL: model.url,
       KEEL_MODEL_MODE: 'background',
       KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
@@ -95,7 +105,7 @@ describe('keel without TEMPORAL_ADDRESS', () => {
         env: environment,
         cwd: workspace,
       });
-      expect(started.stderr).toContain(`Using the Temporal server already running on 127.0.0.1:${port}`);
+      expect(started.stderr).toContain(`Using Keel's local Temporal server on 127.0.0.1:${port}`);
       // keel worker serves the task queue, so keel run hosts no worker of its own.
       expect(started.stderr).not.toContain('hosted the only worker');
       const { runId } = JSON.parse(started.stdout) as { runId: string };
@@ -125,8 +135,9 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       worker.child.kill('SIGINT');
       expect(await worker.exited).toBe(0);
 
-      // The run is still there after the server restarts: it was persisted under ./.keel.
-      await access(path.join(workspace, '.keel', 'temporal.db'));
+      // The run is still there after the server restarts: it was persisted in KEEL_DATA_DIR.
+      expect((await runCli(['server', 'stop'], { env: environment })).code).toBe(0);
+      await access(path.join(dataDirectory, 'temporal.db'));
       const again = startCli(['worker'], { env: environment, cwd: workspace });
       try {
         await again.waitForOutput('Keel worker on task queue "keel"');
