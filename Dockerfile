@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # The Keel worker. Built by docker-compose.yml (`docker compose build keel`) or `docker build .`.
-# The worker bundles its workflow code at start, from dist/workflows with webpack (a dependency of
-# @temporalio/worker), so the runtime image keeps dist/ and the production node_modules.
+# `npm run build` compiles src/ to dist/ and then bundles the workflow code once into
+# dist/workflow-bundle.js (its first line lists the modules it holds and their hashes), so the worker
+# loads it at start instead of bundling for seconds; a bundle that no longer matches dist/ is ignored
+# and the worker bundles anew (it says so). The runtime image keeps dist/ and the production node_modules.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -27,4 +29,5 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /var/lib/keel /workspace && chown node:node /var/lib/keel /workspace
 USER node
 ENV KEEL_WORKSPACE=/workspace KEEL_STATE_DIR=/var/lib/keel
+# The worker, with the prebuilt workflow bundle from dist/workflow-bundle.js.
 CMD ["node", "dist/worker.js"]

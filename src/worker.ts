@@ -1,4 +1,4 @@
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -18,6 +18,7 @@ import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import type { Workspace } from './tools/workspace.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
+import { workflowCode } from './prebuilt-bundle.js';
 import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
 
@@ -73,16 +74,17 @@ export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand'>): str
 }
 
 /** Path of the workflow entry point, next to this file (`.ts` under tsx or vitest, `.js` once built). */
-export const workflowsPath = fileURLToPath(
-  new URL(import.meta.url.endsWith('.ts') ? './workflows/index.ts' : './workflows/index.js', import.meta.url),
-);
+export { workflowsPath } from './prebuilt-bundle.js';
 
 /** Everything {@link createKeelWorker} needs: Keel's options, and where the worker polls. */
 export type KeelWorkerOptions = KeelOptions & {
   connection: NativeConnection;
   namespace?: string;
   taskQueue: string;
-  /** A prebuilt workflow bundle (tests build one per file); Keel's workflows bundled from source when absent. */
+  /**
+   * A prebuilt workflow bundle (tests build one per file). When absent: dist/workflow-bundle.js, which
+   * `npm run build` makes, if it is current; else Keel's workflows are bundled now (seconds, said on stderr).
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Extra `Worker.create` options (shutdown grace, concurrency); `plugins` are added to Keel's. */
   workerOptions?: Partial<WorkerOptions>;
@@ -97,11 +99,12 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
   // This worker hosts Keel alone, as `keel worker` did before the prefix: it also serves older runs.
   const plugin = new KeelPlugin({ legacyActivityNames: true, ...keelOptions });
   await plugin.prepare();
+  const say = (line: string): void => void process.stderr.write(line + '\n');
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    ...(workflowBundle ? { workflowBundle } : { workflowsPath }),
+    ...(workflowBundle ? { workflowBundle } : await workflowCode(say)),
     stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...workerOptions,
