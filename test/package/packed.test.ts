@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
@@ -56,8 +56,12 @@ describe('the packed package', () => {
     );
     expect(stray).toEqual([]);
     expect(files).toContain('LICENSE');
+    // The prebuilt workflow bundle the worker loads (not a module to import) ships too.
+    expect(files).toContain('dist/workflow-bundle.js');
     // Every module has its declarations; every export and the bin point at a file that shipped.
-    const modules = files.filter((file) => file.endsWith('.js') && file.startsWith('dist/'));
+    const modules = files.filter(
+      (file) => file.endsWith('.js') && file.startsWith('dist/') && file !== 'dist/workflow-bundle.js',
+    );
     expect(modules.filter((file) => !files.includes(file.replace(/\.js$/, '.d.ts')))).toEqual([]);
     const manifest = await readManifest(repositoryRoot);
     const targets = [
@@ -185,6 +189,49 @@ describe('the packed package', () => {
       agentRun: 'function',
       stateQuery: 'state',
     });
+  });
+
+  it('gives `keel worker` the prebuilt workflow bundle, and bundles anew once the code beside it changed', async () => {
+    const environment = childEnvironment({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      KEEL_TASK_QUEUE: `bundle-${process.pid}`,
+    });
+    const keel = path.join(project, 'node_modules', 'keel');
+    const startWorker = async (): Promise<{ seconds: number; stderr: string; output: string }> => {
+      const started = performance.now();
+      const worker = new CliProcess(
+        spawn(process.execPath, [path.join(keel, 'bin', 'keel.js'), 'worker'], {
+          cwd: project,
+          env: environment,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
+      try {
+        await worker.waitForOutput('Keel worker on task queue');
+        return {
+          seconds: Math.round(performance.now() - started) / 1000,
+          stderr: worker.stderr,
+          output: worker.stdout + worker.stderr,
+        };
+      } finally {
+        worker.child.kill('SIGTERM');
+        await worker.exited;
+      }
+    };
+    const prebuilt = await startWorker();
+    expect(prebuilt.stderr).not.toContain('Bundling the workflow code');
+    // The SDK logs this whenever it bundles at start: the prebuilt bundle spares it.
+    expect(prebuilt.output).not.toContain('Workflow bundle created');
+    // A module the bundle holds, changed after the build (say, by a bare `tsc`): the bundle is stale.
+    await appendFile(path.join(keel, 'dist', 'workflows', 'steps.js'), '\n// changed after the build\n');
+    const bundled = await startWorker();
+    expect(bundled.output).toContain('Workflow bundle created');
+    expect(bundled.stderr).toContain(
+      `Bundling the workflow code (about 5 s; ${path.join(keel, 'dist', 'workflows', 'steps.js')} changed since`,
+    );
+    timings['worker ready, prebuilt bundle'] = prebuilt.seconds;
+    timings['worker ready, bundling at start'] = bundled.seconds;
   });
 
   it('gives the project a keel command that runs the compiled CLI', async () => {
