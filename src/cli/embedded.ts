@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
@@ -7,7 +6,7 @@ import { ConfigError } from '../config-error.js';
 import { optionalInteger, readEnvironment } from '../env.js';
 import { keelSearchAttributes } from '../workflows/search-attributes.js';
 import { dataDirectory } from './io.js';
-import { answers, logTail, startLocalServer } from './local-server.js';
+import { answers, logTail, startLocalServer, withStartLock } from './local-server.js';
 import { recordedServer, removeServerRecord, serverRecordPath } from './server-record.js';
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
@@ -94,13 +93,27 @@ export async function ensureLocalServer(options: {
   const environment = options.environment ?? process.env;
   const found = await findLocalServer(options);
   if (found !== undefined) return found;
+  // Another command may be starting the server for this data directory right now: under the lock,
+  // after it is done, its server is found instead of a second one started.
+  return withStartLock(
+    options.dataDirectory,
+    async () => (await findLocalServer(options)) ?? startServer({ ...options, environment }),
+  );
+}
+
+async function startServer(options: {
+  dataDirectory: string;
+  say: (line: string) => void;
+  environment: NodeJS.ProcessEnv;
+  allowDownload: boolean;
+}): Promise<LocalServer> {
+  const { environment } = options;
   const { port, uiPort } = localPorts(environment);
   const executable = await locateTemporalCli({
     environment,
     say: options.say,
     allowDownload: options.allowDownload,
   });
-  await mkdir(options.dataDirectory, { recursive: true });
   const address = `127.0.0.1:${port}`;
   if (executable.type === 'existing-path') {
     options.say(

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -42,6 +42,44 @@ export async function logTail(file: string, lines = 15): Promise<string> {
     return text.trimEnd().split('\n').slice(-lines).join('\n');
   } catch {
     return '(no log)';
+  }
+}
+
+/**
+ * Runs `work` while holding `<dataDirectory>/server.lock`, so two commands starting the server for
+ * one data directory at the same moment do not start two (the second one's would find the database
+ * locked and exit). A command that finds the lock held waits until its holder is done; a lock
+ * whose holder has ended is taken over.
+ */
+export async function withStartLock<T>(dataDirectory: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(dataDirectory, { recursive: true });
+  const lock = path.join(dataDirectory, 'server.lock');
+  const deadline = Date.now() + START_TIMEOUT_MS + STOP_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const handle = await open(lock, 'wx', 0o600);
+      try {
+        await handle.write(String(process.pid));
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number(await readFile(lock, 'utf8').catch(() => ''));
+    if (holder > 0 && (await processIdentity(holder)) === undefined) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`${lock} is held by process ${holder}, which has been starting a server for too long.`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { force: true });
   }
 }
 

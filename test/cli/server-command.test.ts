@@ -96,6 +96,19 @@ describe('keel server start|status|stop', () => {
     expect(JSON.parse(after.stdout)).toMatchObject({ running: false });
   });
 
+  it('starts one server when two commands start it for the same data directory at once', async () => {
+    const { env, dataDirectory } = await servers.setup();
+    const [first, second] = await Promise.all([
+      runCli(['server', 'start', '--json'], { env }),
+      runCli(['server', 'start', '--json'], { env }),
+    ]);
+    expect([first.code, second.code]).toEqual([0, 0]);
+    const record = await LocalServers.record(dataDirectory);
+    const pids = [first, second].map((result) => (JSON.parse(result.stdout) as { pid: number }).pid);
+    expect(pids).toEqual([record!.pid, record!.pid]);
+    expect(first.stderr + second.stderr).toContain('already running');
+  });
+
   it('recognises a record whose process has ended and signals nothing', async () => {
     const { env, dataDirectory } = await servers.setup();
     const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
