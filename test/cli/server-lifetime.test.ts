@@ -55,7 +55,8 @@ describe('the local Temporal server Keel starts', () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ runId });
     expect(run.stderr).not.toMatch(DEAD_SERVER);
-  });
+    // Bounds for a loaded machine: a first server start, the demo, and a status query without a worker.
+  }, 180_000);
 
   it('outlives a keel worker that started it, stopped by SIGINT or SIGTERM, for the next worker', async () => {
     const model = await ScriptedModel.start(() => reply.text('unused'));
@@ -70,6 +71,10 @@ describe('the local Temporal server Keel starts', () => {
       await first.waitForOutput('Keel worker on task queue "keel"');
       expect(first.stderr).toContain('Starting a local Temporal server');
       expect(first.stderr).toContain('keeps running after this command ends');
+      // A checkout runs src/ through tsx: its workflow code is bundled from src/, and that is said.
+      expect(first.stderr).toContain(
+        'Bundling the workflow code (about 5 s; a checkout runs the TypeScript source, so the workflow code is bundled from src/)…',
+      );
       const record = await LocalServers.record(dataDirectory);
       first.child.kill('SIGINT');
       expect(await first.exited).toBe(0);
@@ -91,5 +96,5 @@ describe('the local Temporal server Keel starts', () => {
     } finally {
       await model.close();
     }
-  });
+  }, 180_000);
 });
