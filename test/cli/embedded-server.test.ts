@@ -78,7 +78,7 @@ describe('keel without TEMPORAL_ADDRESS', () => {
     );
     expect(await LocalServers.record(dataDirectory)).toBeDefined();
     expect((await runCli(['server', 'status'], { env: environment })).code).toBe(0);
-  });
+  }, 180_000);
 
   it('starts a persistent local server with the Web UI, where a finished run shows its summaries', async () => {
     const workspace = await temporaryWorkspace();
@@ -159,5 +159,5 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       }
       await model.close();
     }
-  });
+  }, 180_000);
 });
