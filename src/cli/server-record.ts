@@ -22,7 +22,7 @@ export const ServerRecord = z.object({
   /** The process's start time as the kernel reports it: a reused PID has another. */
   processStartTime: z.string(),
   /** The arguments it was started with (after the binary). */
-  args: z.array(z.string()),
+  args: z.array(z.string()).min(1),
 });
 export type ServerRecord = z.infer<typeof ServerRecord>;
 
@@ -64,7 +64,10 @@ export async function recordedServer(dataDirectory: string): Promise<RecordedSer
   const identity = await processIdentity(record.pid);
   if (identity === undefined)
     return { state: 'stale', record, reason: `its process ${record.pid} has ended` };
-  if (identity.startTime !== record.processStartTime || !runsServer(identity.commandLine, record))
+  if (
+    identity.startTime !== record.processStartTime ||
+    !runsServer(identity.commandLine, record, dataDirectory)
+  )
     return {
       state: 'stale',
       record,
@@ -74,12 +77,21 @@ export async function recordedServer(dataDirectory: string): Promise<RecordedSer
 }
 
 /**
- * Whether a command line is this record's dev server. A launcher such as a pyenv shim execs the real
- * binary under the same PID, so the binary's path may differ; the arguments do not.
+ * Whether a command line is this record's dev server: `temporal server start-dev` on this data
+ * directory's database, with the recorded arguments. A launcher such as a pyenv shim execs the real
+ * binary under the same PID, so the binary's path may differ; the arguments do not. The database is
+ * checked against the data directory, not the record, so a rewritten record cannot name a process
+ * of another program.
  */
-function runsServer(commandLine: string[], record: ServerRecord): boolean {
+function runsServer(commandLine: string[], record: ServerRecord, dataDirectory: string): boolean {
   const joined = commandLine.join(' ');
-  return joined.includes(record.args.join(' '));
+  const database = path.join(dataDirectory, 'temporal.db');
+  return (
+    record.dataFile === database &&
+    joined.includes(' server start-dev ') &&
+    joined.includes(`--db-filename ${database}`) &&
+    joined.includes(record.args.join(' '))
+  );
 }
 
 /** Writes the record (readable by its owner only: it names paths and ports of a private server). */

@@ -31,7 +31,12 @@ async function bystander(): Promise<ChildProcess> {
 }
 
 /** A server.json naming `pid`, as if Keel had started a server there. */
-async function fakeRecord(dataDirectory: string, pid: number, processStartTime: string): Promise<void> {
+async function fakeRecord(
+  dataDirectory: string,
+  pid: number,
+  processStartTime: string,
+  args = ['server', 'start-dev', '--db-filename', path.join(dataDirectory, 'temporal.db')],
+): Promise<void> {
   const record: ServerRecord = {
     pid,
     address: '127.0.0.1:1',
@@ -43,7 +48,7 @@ async function fakeRecord(dataDirectory: string, pid: number, processStartTime: 
     logFile: path.join(dataDirectory, 'server.log'),
     startedAt: new Date().toISOString(),
     processStartTime,
-    args: ['server', 'start-dev', '--db-filename', path.join(dataDirectory, 'temporal.db')],
+    args,
   };
   await mkdir(dataDirectory, { recursive: true });
   await writeFile(path.join(dataDirectory, 'server.json'), JSON.stringify(record));
@@ -120,30 +125,33 @@ describe('keel server start|status|stop', () => {
     expect(await LocalServers.record(dataDirectory)).toBeUndefined();
   });
 
+  const startOf = async (pid: number) => (await processIdentity(pid))!.startTime;
   it.each([
-    ['another start time', async (pid: number) => `${(await processIdentity(pid))!.startTime}1`],
-    [
-      'its own start time but another command line',
-      async (pid: number) => (await processIdentity(pid))!.startTime,
-    ],
-  ])('never signals a recorded PID that now belongs to another process (%s)', async (_case, startTime) => {
-    const { env, dataDirectory } = await servers.setup();
-    const other = await bystander();
-    await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!));
-    const stopped = await runCli(['server', 'stop'], { env });
-    expect(stopped.code).toBe(0);
-    expect(stopped.stdout).toContain(`PID ${other.pid} now belongs to another process`);
-    expect(stopped.stdout).toContain('signalled nothing');
-    expect(await alive(other.pid!)).toBe(true);
-    expect(other.exitCode).toBeNull();
-    expect(await LocalServers.record(dataDirectory)).toBeUndefined();
+    ['another start time', async (pid: number) => `${await startOf(pid)}1`, undefined],
+    ['its own start time but another command line', startOf, undefined],
+    // A record rewritten to name any process by its start time and a piece of its command line.
+    ['its own start time and a piece of its command line as the arguments', startOf, ['-e']],
+  ])(
+    'never signals a recorded PID that now belongs to another process (%s)',
+    async (_case, startTime, args) => {
+      const { env, dataDirectory } = await servers.setup();
+      const other = await bystander();
+      await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!), args);
+      const stopped = await runCli(['server', 'stop'], { env });
+      expect(stopped.code).toBe(0);
+      expect(stopped.stdout).toContain(`PID ${other.pid} now belongs to another process`);
+      expect(stopped.stdout).toContain('signalled nothing');
+      expect(await alive(other.pid!)).toBe(true);
+      expect(other.exitCode).toBeNull();
+      expect(await LocalServers.record(dataDirectory)).toBeUndefined();
 
-    // status, too, recognises it without touching the process.
-    await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!));
-    const status = await runCli(['server', 'status'], { env });
-    expect(status.code).toBe(1);
-    expect(await alive(other.pid!)).toBe(true);
-  });
+      // status, too, recognises it without touching the process.
+      await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!), args);
+      const status = await runCli(['server', 'status'], { env });
+      expect(status.code).toBe(1);
+      expect(await alive(other.pid!)).toBe(true);
+    },
+  );
 
   it('leaves a server Keel did not start alone: start refuses, stop and status say it is not Keel’s', async () => {
     const foreignPort = inject('temporalAddress').split(':')[1]!;
