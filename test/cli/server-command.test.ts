@@ -99,7 +99,7 @@ describe('keel server start|status|stop', () => {
     const after = await runCli(['server', 'status', '--json'], { env });
     expect(after.code).toBe(1);
     expect(JSON.parse(after.stdout)).toMatchObject({ running: false });
-  });
+  }, 120_000);
 
   it('starts one server when two commands start it for the same data directory at once', async () => {
     const { env, dataDirectory } = await servers.setup();

@@ -67,7 +67,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
       expect(stderr).toContain(`TEMPORAL_CLI_PATH=${value} is not an executable file`);
       expect(stderr).not.toContain('Starting a local Temporal server');
     }
-  });
+  }, 120_000);
 
   it('uses the temporal on PATH, and says so', async (context) => {
     if (temporalBinary === undefined) return context.skip('no native temporal binary here');
