@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
+  ApplicationFailure,
   Client,
   Connection,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
@@ -11,6 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
 import { formatIssues } from './contract/format-issues.js';
+import { runResultOfFailure } from './contract/run-ending.js';
 import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';
@@ -101,9 +104,20 @@ export class KeelClient {
     return this.handle(runId).query(stateQuery);
   }
 
-  /** Waits for the run to end. Rejects with `WorkflowFailedError` if it was cancelled or failed to start. */
+  /**
+   * Waits for the run to end and returns its result, whatever it ended with: a run that did not
+   * complete fails its execution with the result in the failure's details, which this reads back
+   * (checked against the result schema). Rejects with `WorkflowFailedError` when there is no result:
+   * the run was cancelled, terminated, timed out, or refused (`KeelError.InvalidInput`).
+   */
   async waitForResult(runId: string): Promise<RunResult> {
-    return this.handle(runId).result();
+    try {
+      return await this.handle(runId).result();
+    } catch (error) {
+      const result = resultOfFailedRun(error);
+      if (result !== undefined) return result;
+      throw error;
+    }
   }
 
   /** Asks the run to stop: the running model call or tool is aborted and the run ends as Canceled. */
@@ -176,6 +190,13 @@ export class KeelClient {
   private handle(runId: string): WorkflowHandle<typeof agentRun> {
     return this.temporal.workflow.getHandle<typeof agentRun>(runId);
   }
+}
+
+/** The result a run's failed execution carries (see `runEndingFailure`), or `undefined` for any other error. */
+function resultOfFailedRun(error: unknown): RunResult | undefined {
+  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure))
+    return undefined;
+  return runResultOfFailure(error.cause.type ?? undefined, error.cause.details ?? undefined);
 }
 
 /** What the UI shows as the run's details: the whole task (shortened if huge) and what was set. */

@@ -107,7 +107,10 @@ export function listCommand(
   filter: string | undefined,
 ): Promise<number> {
   return withClient(out, taskQueue, async (keel) => {
-    const query = [`WorkflowType = "agentRun"`, ...(filter ? [`(${filter})`] : [])].join(' AND ');
+    const query = [
+      `WorkflowType = "agentRun" AND ExecutionStatus != "ContinuedAsNew"`,
+      ...(filter ? [`(${filter})`] : []),
+    ].join(' AND ');
     const runs: ListedRun[] = [];
     for await (const execution of keel.temporal.workflow.list({ query })) {
       const attributes = execution.typedSearchAttributes;

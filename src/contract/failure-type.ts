@@ -27,8 +27,22 @@ export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[number];
 /** The failure type of an activity failure whose type Keel does not know (a tool's or plugin's own). */
 export const UNKNOWN_FAILURE_TYPE = 'KeelError.UnknownFailure';
 
+/**
+ * The failure types of a run that stopped before it finished: a limit or budget ran out, or the
+ * model's output was cut off. The run's Temporal execution fails with them (see `runEndingFailure`);
+ * a `failed` result's `errorType` is never one of them.
+ */
+export const STOPPED_FAILURE_TYPES = [
+  'KeelError.MaxTurnsExceeded',
+  'KeelError.MaxTokensExceeded',
+  'KeelError.MaxTimeExceeded',
+  'KeelError.MaxCostExceeded',
+  'KeelError.IncompleteOutput',
+] as const;
+
 /** Keel's own failure types: the run, its input, its updates, and its steps. */
 export const KEEL_FAILURE_TYPES = [
+  ...STOPPED_FAILURE_TYPES,
   'KeelError.InvalidInput',
   'KeelError.InvalidUpdate',
   'KeelError.PayloadTooLarge',
@@ -40,8 +54,9 @@ export const KEEL_FAILURE_TYPES = [
 
 /**
  * Every failure type Keel produces, closed so a caller can switch on it exhaustively: `errorType` of a
- * `failed` result, and the type of the application failure that fails a run (`KeelError.InvalidInput`,
- * `KeelError.Unexpected`) or refuses an update (`KeelError.InvalidUpdate`). An activity failure of any
+ * `failed` result, and the type of the application failure that fails a run (a result that is not
+ * `completed`, see `runEndingFailure`; `KeelError.InvalidInput`, `KeelError.Unexpected`) or refuses an
+ * update (`KeelError.InvalidUpdate`). An activity failure of any
  * other type becomes `KeelError.UnknownFailure`, with its own type in the result's `reason`.
  */
 export const FailureType = z

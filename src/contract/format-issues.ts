@@ -5,7 +5,8 @@ export function formatIssues(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
+/** A zod issue's path as people write it: `(root)`, `startLine`, `edits[0].text`. */
+export function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(root)';
   return path
     .map((part, index) =>

@@ -6,6 +6,7 @@ export * from './model-request.js';
 export * from './model-turn.js';
 export * from './observation.js';
 export * from './run-input.js';
+export * from './run-ending.js';
 export * from './run-result.js';
 export * from './run-state.js';
 export * from './tool-call.js';

@@ -15,7 +15,11 @@ const common = {
   costUsd: z.number().nonnegative().optional(),
 };
 
-/** How a run ended. Every ending is data; only cancellation ends a run as Canceled in Temporal. */
+/**
+ * How a run ended. A `completed` run completes in Temporal with this result; any other ending fails
+ * the execution with the result as its failure's details (see `runEndingFailure`); a cancelled run
+ * has no result and ends as Canceled.
+ */
 export const RunResult = z.discriminatedUnion('status', [
   z.object({ status: z.literal('completed'), finalText: z.string(), ...common }),
   z.object({ status: z.literal('max_turns'), lastText: z.string(), ...common }),

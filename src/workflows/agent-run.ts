@@ -1,8 +1,8 @@
 import type { RunResult } from '../contract/run-result.js';
 import type { AgentRunArgs } from './arguments.js';
+import { endRun } from './end-run.js';
 import { asWorkflowFailure } from './failures.js';
 import { idleStep } from './idle-step.js';
-import { finish } from './publish.js';
 import { setUpRun } from './set-up-run.js';
 import type { Step } from './steps.js';
 import { turnStep } from './turn-step.js';
@@ -13,6 +13,8 @@ import { turnStep } from './turn-step.js';
  * Deterministic: every model turn and tool call is an activity, so all the loop knows is in history
  * and a new worker continues where the old one stopped. At a turn boundary the run continues as new
  * when Temporal suggests it (or after `continueAsNewAfterTurns`), carrying everything in `carried`.
+ * Only a `completed` run returns its result; any other ending fails the execution with the result in
+ * the failure's details (see `endRun`).
  */
 export async function agentRun(...args: AgentRunArgs): Promise<RunResult> {
   try {
@@ -28,9 +30,9 @@ async function runAgent(args: readonly unknown[]): Promise<RunResult> {
   // Bounded: every turn step takes a model turn (the turn limit stops them), and an idle step ends the
   // run, delivers a message, or continues as new.
   for (;;) {
-    if (step.kind === 'finish') return finish(run, step.ending);
+    if (step.kind === 'finish') return endRun(run, step.ending);
     const spent = run.stopBeforeStep({ state: run.state, outOfTime: run.flags.outOfTime });
-    if (spent !== undefined) return finish(run, { status: spent, lastText: run.flags.lastText });
+    if (spent !== undefined) return endRun(run, { status: spent, lastText: run.flags.lastText });
     step = step.kind === 'idle' ? await idleStep(run) : await turnStep(run, step);
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { explainArgumentIssues, fillOmittedOptionals } from '../contract/edited-arguments.js';
 import { formatIssues } from '../contract/format-issues.js';
 import { invalidUpdate } from './failures.js';
 import { ApproveArgs, RejectArgs } from '../contract/run-messages.js';
@@ -22,6 +23,11 @@ export class Approvals {
   constructor(
     private readonly state: RunState,
     private readonly tools: ReadonlyMap<string, ToolInfo>,
+    /**
+     * Whether edited arguments may leave a tool's optional fields out (they are filled in as `null`,
+     * as the model sends them) and a refusal names each field's type (see `APPROVAL_ARGUMENTS_PATCH`).
+     */
+    private readonly fillOmitted = false,
   ) {}
 
   /** Marks a call as waiting and returns once decided, or `undefined` if `wait` gives up first. */
@@ -44,7 +50,7 @@ export class Approvals {
     const args = parse(ApproveArgs, raw);
     const pending = this.waiting(args.callId);
     if (args.arguments === undefined) return;
-    const issues = this.checkArguments(pending.name, args.arguments);
+    const issues = this.checkArguments(pending.name, this.edited(pending.name, args.arguments));
     if (issues.length > 0) {
       throw invalidUpdate(`The edited arguments for ${pending.name} are invalid:\n${issues.join('\n')}`);
     }
@@ -52,9 +58,14 @@ export class Approvals {
 
   approve(raw: ApproveArgs): ApprovalDecision {
     const args = ApproveArgs.parse(raw);
+    const pending = this.state.pendingApprovals.find((call) => call.callId === args.callId);
+    const edited =
+      args.arguments !== undefined && pending !== undefined
+        ? this.edited(pending.name, args.arguments)
+        : args.arguments;
     this.decisions.set(args.callId, {
       approved: true,
-      ...(args.arguments !== undefined ? { argumentsJson: JSON.stringify(args.arguments) } : {}),
+      ...(edited !== undefined ? { argumentsJson: JSON.stringify(edited) } : {}),
       ...(args.note !== undefined ? { note: args.note } : {}),
     });
     return { callId: args.callId, decision: 'approved' };
@@ -87,18 +98,27 @@ export class Approvals {
     );
   }
 
+  /** Edited arguments with the tool's omitted optional fields filled in, where this run does that. */
+  private edited(toolName: string, value: Record<string, unknown>): unknown {
+    const parameters = this.tools.get(toolName)?.parameters;
+    return this.fillOmitted && parameters !== undefined ? fillOmittedOptionals(parameters, value) : value;
+  }
+
   /** Checks edited arguments against the tool's strict JSON Schema, as the model's would be. */
-  private checkArguments(toolName: string, value: Record<string, unknown>): string[] {
+  private checkArguments(toolName: string, value: unknown): string[] {
+    const parameters = this.tools.get(toolName)?.parameters;
+    // Without a schema the executor still validates when the call runs; its observation says what was wrong.
+    if (parameters === undefined) return [];
     let schema = this.schemas.get(toolName);
     if (schema === undefined) {
-      const parameters = this.tools.get(toolName)?.parameters;
-      // Without a schema the executor still validates when the call runs; its observation says what was wrong.
-      if (parameters === undefined) return [];
       schema = z.fromJSONSchema(parameters);
       this.schemas.set(toolName, schema);
     }
     const parsed = schema.safeParse(value);
-    return parsed.success ? [] : formatIssues(parsed.error);
+    if (parsed.success) return [];
+    return this.fillOmitted
+      ? explainArgumentIssues(parameters, value, parsed.error)
+      : formatIssues(parsed.error);
   }
 }
 

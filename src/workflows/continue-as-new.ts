@@ -1,11 +1,27 @@
-import { allHandlersFinished, condition, continueAsNew, log, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  log,
+  makeContinueAsNewFunc,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { CARRIED_CONVERSATION_BYTES_LIMIT } from '../contract/defaults.js';
 import { cutToBytes } from '../contract/payload.js';
 import type { RunResult } from '../contract/run-result.js';
 import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
 import type { AgentRunArgs } from './arguments.js';
 import type { Carried, NextInput } from './carry.js';
+import { publish } from './publish.js';
 import type { RunContext } from './run-context.js';
+import { keelStatus } from './search-attributes.js';
+
+/**
+ * Marks the executions that say they continued: `KeelStatus="continued"` on the one that ends, so
+ * no earlier execution keeps saying `running`, and `running` on the next from its start. Histories
+ * from before it replay as they ran, continuing without the upsert.
+ */
+export const CONTINUED_STATUS_PATCH = 'keel-continued-status';
 
 /** Characters of the last text and answer carried across continue-as-new. */
 const CARRIED_TEXT_BYTES = 200_000;
@@ -22,6 +38,8 @@ export function continueAsNewDue(run: RunContext): boolean {
       state.turn - run.turnAtStart >= input.continueAsNewAfterTurns)
   );
 }
+
+type AgentRun = (...args: AgentRunArgs) => Promise<RunResult>;
 
 /**
  * Continues the run as a new execution that starts with `next`, carrying everything the state
@@ -52,5 +70,13 @@ export async function continueAsNewNow(run: RunContext, next: NextInput): Promis
       ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
       : {}),
   };
-  return continueAsNew<(...args: AgentRunArgs) => Promise<RunResult>>(run.givenInput, carry);
+  const continued = patched(CONTINUED_STATUS_PATCH) && run.searchAttributes;
+  if (!continued) return makeContinueAsNewFunc<AgentRun>()(run.givenInput, carry);
+  publish(run, { status: 'continued' });
+  // Temporal copies an execution's search attributes to the next one: without this, the next would
+  // say `continued` until its first turn. The caller's own attributes travel on unchanged.
+  const typedSearchAttributes = workflowInfo().typedSearchAttributes.updateCopy([
+    { key: keelStatus, value: 'running' },
+  ]);
+  return makeContinueAsNewFunc<AgentRun>({ typedSearchAttributes })(run.givenInput, carry);
 }

@@ -102,7 +102,7 @@ export function setMessageHandlers(inbox: Inbox, signals: boolean): void {
         message.check(args);
         message.apply(args);
       } catch (error) {
-        refuse(state, name, error instanceof Error ? error.message : String(error));
+        refuse(inbox, name, error instanceof Error ? error.message : String(error));
       }
     };
   setHandler(approveSignal, asSignal('approve', approve), {
@@ -117,7 +117,7 @@ export function setMessageHandlers(inbox: Inbox, signals: boolean): void {
   setHandler(endSessionSignal, asSignal('endSession', endSession), {
     description: 'As the endSession update, for clients without updates; a refusal is a `refused` event.',
   });
-  setDefaultSignalHandler((name) => refuse(state, name, unknownSignal(name)));
+  setDefaultSignalHandler((name) => refuse(inbox, name, unknownSignal(name)));
 }
 
 /** An update handler: its validator let it through, so only a bug of Keel's can make it throw. */
@@ -132,10 +132,10 @@ function asUpdate<Answer>(name: string, message: Message<Answer>) {
   };
 }
 
-function refuse(state: RunState, signal: string, reason: string): void {
+function refuse({ state, input }: Inbox, signal: string, reason: string): void {
   log.warn('Refused a signal', { signal, reason });
   recordRefusal(state, signal, reason);
-  setCurrentDetails(currentDetails(state));
+  setCurrentDetails(currentDetails(state, input.task));
 }
 
 function unknownSignal(name: string): string {

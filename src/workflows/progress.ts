@@ -86,14 +86,19 @@ export function recordRefusal(state: RunState, signal: string, reason: string): 
   });
 }
 
+/** Characters of the task the current details show: its first line, as a summary would. */
+const TASK_PREVIEW = 200;
+
 /**
- * What the Temporal UI shows as the run's current details (markdown): phase, turn, the last tool
- * call and its outcome, tokens. Built from the state only, so it is deterministic.
+ * What the Temporal UI shows as the run's current details (markdown): phase, turn, what the run was
+ * asked to do (so a run that another client started without a summary still says it), the last tool
+ * call and its outcome, tokens. Built from the state and the task only, so it is deterministic.
  */
-export function currentDetails(state: RunState): string {
+export function currentDetails(state: RunState, task: string): string {
   const lines = [
     `**${phaseLabel(state)}** · turn ${state.turn} of ${state.maxTurns} · model ${state.model ?? '…'}` +
       (state.agent !== undefined ? ` · agent ${state.agent.name} (version ${state.agent.version})` : ''),
+    `Task: ${preview(task.trim().split('\n', 1)[0] ?? '', TASK_PREVIEW)}`,
   ];
   const lastCall = [...state.events].reverse().find((event) => event.kind === 'observation');
   if (lastCall?.kind === 'observation') {

@@ -15,7 +15,7 @@ export type PublishAttributes = { status?: string } | false;
  */
 export function publish(run: RunContext, attributes: PublishAttributes = false): void {
   const { state } = run;
-  setCurrentDetails(currentDetails(state));
+  setCurrentDetails(currentDetails(state, run.input.task));
   // Only where the namespace has them registered: setting an unknown one would fail every task.
   if (!run.searchAttributes || attributes === false) return;
   upsertSearchAttributes([

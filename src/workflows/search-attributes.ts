@@ -1,6 +1,10 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** Where a run is: `running`, or how it ended (`completed`, `max_turns`, `incomplete`, `failed`, `cancelled`). */
+/**
+ * Where a run is: `running`, `awaiting_approval`, `idle` (a session waiting for a message); how it
+ * ended (`completed`, `max_turns`, `max_tokens`, `max_time`, `max_cost`, `incomplete`, `failed`,
+ * `cancelled`); or, on an execution that continued as new, `continued` (the run goes on in the next).
+ */
 export const keelStatus = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
 
 /** The model the run uses. */

@@ -31,6 +31,13 @@ import { anyOf, budgetConditions, turnLimit } from './stop-conditions.js';
 const STRICT_MESSAGES_PATCH = 'keel-strict-arguments-and-signals';
 
 /**
+ * Marks the executions whose approvals take edited arguments without the tool's optional fields
+ * (filled in as `null`) and name each refused field's type. Histories from before it replay as they
+ * ran: an approve signal that left a field out stays refused.
+ */
+export const APPROVAL_ARGUMENTS_PATCH = 'keel-approval-arguments-fill-optionals';
+
+/**
  * Sets up one execution of a run: checks its arguments, sets its message handlers, asks the worker
  * for its profile (tools, defaults, budgets, prices; recorded in history), resolves the run's model,
  * limits and budgets, and starts the time budget's timer. Returns the run and its first step.
@@ -65,7 +72,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     lastText: carried?.lastText ?? '',
   };
   const toolsByName = new Map<string, ToolInfo>();
-  const approvals = new Approvals(state, toolsByName);
+  const approvals = new Approvals(state, toolsByName, patched(APPROVAL_ARGUMENTS_PATCH));
   // Set before the first await, so messages that arrive with the first workflow task find them.
   const endSession = (): void => {
     flags.ending = true;

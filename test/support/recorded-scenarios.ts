@@ -210,6 +210,27 @@ export const recordedScenarios: RecordedScenario[] = [
     },
   },
   {
+    // Edited arguments that leave the tool's optional fields out: taken since the approvals patch, as a
+    // signal too (older histories replay the same signal as refused).
+    name: 'approval-by-signal-omitting-optionals',
+    input: { task: 'Read the notes', approvalTools: ['read_file'] },
+    files: { 'notes.txt': 'asked\n', 'other.txt': 'chosen\n' },
+    steps: [
+      reply.calls({ name: 'read_file', arguments: { path: 'notes.txt', startLine: null, endLine: null } }),
+      reply.text('Read.'),
+    ],
+    tools: (workspace) => ({ tools: [createReadFileTool({ root: workspace })] }),
+    interact: async (keel, runId) => {
+      const handle = keel.temporal.workflow.getHandle(runId);
+      await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
+      await handle.signal('approve', {
+        callId: 'call_1_1',
+        arguments: { path: 'other.txt', startLine: 'x' },
+      });
+      await handle.signal('approve', { callId: 'call_1_1', arguments: { path: 'other.txt' } });
+    },
+  },
+  {
     name: 'budgets-max-tokens',
     input: { task: 'Spend', maxTotalTokens: 150, maxDurationSeconds: 600 },
     steps: [

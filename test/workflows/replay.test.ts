@@ -34,7 +34,7 @@ async function loadHistories(generation?: string): Promise<Array<{ workflowId: s
 describe('workflow replay', () => {
   it('has a recorded history for every scenario in the newest generation (`npm run record-histories`)', async () => {
     const newest = (await generations()).at(-1)!;
-    const recorded = (await loadHistories(newest)).map((entry) => entry.workflowId);
+    const recorded = (await loadHistories(newest)).map((entry) => entry.workflowId).sort();
     expect(recorded).toEqual(recordedScenarios.map((scenario) => `${newest}/${scenario.name}`).sort());
   });
 

@@ -99,6 +99,19 @@ async function startWithCli(
   return started.runId as string;
 }
 
+/** What `temporal workflow metadata` prints: the run's user metadata, as the Temporal UI shows it. */
+interface WorkflowMetadata {
+  summary?: string;
+  details?: string;
+  currentDetails?: string;
+}
+
+/** The run's metadata, from the SDK's built-in `__temporal_workflow_metadata` query (a worker must be up). */
+async function workflowMetadata(workflowId: string): Promise<WorkflowMetadata> {
+  const printed = await temporalJson(['workflow', 'metadata', '--workflow-id', workflowId]);
+  return (printed as { queryResult: WorkflowMetadata[] }).queryResult[0]!;
+}
+
 /** The exact JSON a query answered: the CLI's shorthand rewrites some values (`[]` becomes `null`). */
 function decodeRawQueryResult(output: Record<string, unknown>): unknown {
   const { queryResult } = output as { queryResult: { payloads: Array<{ data: string }> } };
@@ -130,6 +143,7 @@ describe('agentRun through the temporal CLI', () => {
     let result: CliOutput;
     let state: Record<string, unknown>;
     let rawState: unknown;
+    let metadata: WorkflowMetadata;
 
     beforeAll(async () => {
       await withScenario(
@@ -143,6 +157,7 @@ describe('agentRun through the temporal CLI', () => {
           const query = ['workflow', 'query', '--workflow-id', workflowId, '--type', 'state'];
           state = (await temporalJson(query)).queryResult as Record<string, unknown>;
           rawState = decodeRawQueryResult(await temporalJson([...query, '--no-json-shorthand-payloads']));
+          metadata = await workflowMetadata(workflowId);
         },
       );
     });
@@ -186,6 +201,64 @@ describe('agentRun through the temporal CLI', () => {
       });
       expect(schemaErrors('run-state.schema.json', rawState)).toEqual([]);
     });
+
+    it('says what it does in its current details, though its starter gave it no summary', () => {
+      expect(metadata.summary).toBeUndefined();
+      expect(metadata.currentDetails).toContain('**completed** · turn 2 of 4');
+      expect(metadata.currentDetails).toContain('Task: Echo hello, then answer.');
+    });
+  });
+
+  it('shows the summary and details its starter gives with --static-summary and --static-details', async () => {
+    await withScenario(server, [reply.text('Done.')], cliWorker, async ({ taskQueue }) => {
+      const workflowId = `summary-${randomUUID()}`;
+      await startWithCli(
+        workflowId,
+        taskQueue,
+        { task: 'Reply to ticket 4711.\nThe customer wants a refund.' },
+        ['--static-summary', 'Ticket 4711: reply', '--static-details', 'Started by the support inbox'],
+      );
+      await temporalOk(['workflow', 'result', '--workflow-id', workflowId]);
+      const described = await server.client.workflow.getHandle(workflowId).describe();
+      expect(await described.staticSummary()).toBe('Ticket 4711: reply');
+      expect(await described.staticDetails()).toBe('Started by the support inbox');
+      const metadata = await workflowMetadata(workflowId);
+      expect(metadata.currentDetails).toContain('Task: Reply to ticket 4711.');
+      expect(metadata.currentDetails).not.toContain('refund');
+    });
+  });
+
+  it('fails a run that stopped at its turn limit; `workflow result` prints the type and the result in details', async () => {
+    await withScenario(
+      server,
+      [reply.calls({ name: 'echo', arguments: { text: 'again' } })],
+      cliWorker,
+      async ({ taskQueue }) => {
+        const workflowId = `max-turns-${randomUUID()}`;
+        await startWithCli(workflowId, taskQueue, { task: 'Echo for ever.', maxTurns: 1 });
+        const output = await temporal([
+          'workflow',
+          'result',
+          '--workflow-id',
+          workflowId,
+          '--output',
+          'json',
+          '--no-json-shorthand-payloads',
+        ]);
+        expect(output.exitCode).not.toBe(0);
+        const failure = closingFailure(output.stdout) as ReturnType<typeof closingFailure> & {
+          applicationFailureInfo: { details?: { payloads: Array<{ data: string }> } };
+        };
+        const { details, ...info } = failure.applicationFailureInfo;
+        expect(info).toEqual({ type: 'KeelError.MaxTurnsExceeded', nonRetryable: true });
+        expect(failure.message).toContain('turn limit (maxTurns) after 1 model turns');
+        const result = JSON.parse(
+          Buffer.from(details!.payloads[0]!.data, 'base64').toString('utf8'),
+        ) as unknown;
+        expect(schemaErrors('run-result.schema.json', result)).toEqual([]);
+        expect(result).toMatchObject({ status: 'max_turns', turns: 1, toolCalls: 0 });
+      },
+    );
   });
 
   it('fails a run started with an invalid input, with a readable KeelError.InvalidInput', async () => {

@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTestServer } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { withScenario } from '../support/scenario.js';
+import { reply } from '../support/scripted-model.js';
+import { echoTool } from '../support/test-tools.js';
+
+/** The Python SDK the example is run with; `.ci/run` installs it. */
+const PYTHON_SDK = 'temporalio==1.35.0';
+
+const contract = readFileSync(path.resolve(import.meta.dirname, '../../docs/contract.md'), 'utf8');
+
+/** The Python example of docs/contract.md, as a reader copies it. */
+function pythonExample(): string {
+  const section = contract.split('\n### Python')[1]?.split('\n### ')[0] ?? '';
+  const code = /```python\n([\s\S]*?)```/.exec(section)?.[1];
+  if (code === undefined) throw new Error('docs/contract.md has no Python example');
+  return code;
+}
+
+/** Replaces `from` (which must be there, so the example cannot drift away from this test) with `to`. */
+function replaceAll(code: string, from: string, to: string): string {
+  expect(code, `the Python example names ${from}`).toContain(from);
+  return code.split(from).join(to);
+}
+
+/** Runs Python code on stdin; rejects with what it printed when it fails. */
+function runPython(code: string): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('python3', ['-'], { timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error === null) resolve({ stdout, stderr });
+      else reject(new Error(`python3 failed (${error.message}):\n${stdout}\n${stderr}`));
+    });
+    child.stdin!.end(code);
+  });
+}
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await connectTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe("docs/contract.md's Python example", () => {
+  it('starts a run with the Python SDK, and reads the result of a run that stopped from its failure', async () => {
+    const sdk = await runPython('import temporalio\nprint(temporalio.__version__)').catch(() => undefined);
+    if (sdk === undefined) {
+      throw new Error(
+        `This test runs the Python example; install its SDK: python3 -m pip install ${PYTHON_SDK}`,
+      );
+    }
+    // The example asks for 10 turns; the model calls a tool on every one of them.
+    const steps = Array.from({ length: 10 }, (_, index) =>
+      reply.calls({ name: 'echo', arguments: { text: String(index) } }),
+    );
+    await withScenario(server, steps, { tools: [echoTool] }, async ({ taskQueue, model }) => {
+      const workflowId = `python-${randomUUID()}`;
+      let code = pythonExample();
+      code = replaceAll(code, '"localhost:7233"', JSON.stringify(inject('temporalAddress')));
+      code = replaceAll(
+        code,
+        'namespace="default"',
+        `namespace=${JSON.stringify(inject('temporalNamespace'))}`,
+      );
+      code = replaceAll(code, 'task_queue="keel"', `task_queue=${JSON.stringify(taskQueue)}`);
+      code = replaceAll(code, '"ticket-4711"', JSON.stringify(workflowId));
+      const { stdout } = await runPython(code);
+      expect(stdout.trim().split('\n').at(-1)).toBe('KeelError.MaxTurnsExceeded max_turns');
+      expect(model.requests[0]?.body.input).toEqual([
+        { type: 'message', role: 'user', content: 'Read notes.txt and propose a reply to ticket 4711.' },
+      ]);
+    });
+  });
+});
