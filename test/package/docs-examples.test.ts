@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { cliEnvironment, runCli } from '../support/cli.js';
 import type { PublishedSchemaFile } from '../support/published-schemas.js';
 import { schemaErrors } from '../support/published-schemas.js';
 import { compileBlocks } from './compile-blocks.js';
@@ -92,6 +93,39 @@ describe('the documentation pages', () => {
     }
     expect(claims.length).toBeGreaterThan(0);
     for (const { page, named } of claims) expect(named, page).toBe(command);
+  });
+});
+
+describe('the README', () => {
+  /** The first-column code spans of the README table whose header starts with `| <header>`. */
+  async function firstColumn(header: string): Promise<string[]> {
+    const readme = await readFile(path.join(repositoryRoot, 'README.md'), 'utf8');
+    const table = readme.split('\n\n').find((part) => part.startsWith(`| ${header}`)) ?? '';
+    return table
+      .split('\n')
+      .slice(2)
+      .flatMap((row) =>
+        [...(row.split(/(?<!\\)\|/)[1] ?? '').matchAll(/`([^`]+)`/g)].map(([, code]) => code!),
+      );
+  }
+
+  it('lists every command the CLI has, one row each', async () => {
+    const help = await runCli(['--help'], { env: cliEnvironment() });
+    const commands = help.stdout
+      .split('Commands:\n')[1]!
+      .split('\n\n')[0]!
+      .split('\n')
+      .map((line) => line.trim().split(/\s/)[0]!);
+    const rows = (await firstColumn('command')).map((cell) => cell.split(' ')[1]!);
+    expect(commands.length).toBeGreaterThan(5);
+    expect(rows.sort()).toEqual(expect.arrayContaining(commands.sort()));
+  });
+
+  it('shows only settings that docs/configuration.md documents', async () => {
+    const page = await readFile(path.join(repositoryRoot, 'docs/configuration.md'), 'utf8');
+    const variables = await firstColumn('variable');
+    expect(variables.length).toBeGreaterThan(5);
+    expect(variables.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
   });
 });
 
