@@ -121,6 +121,10 @@ async function runDocumented(context: BlockContext, command: ShellCommand, keel:
   }
   const example = args[1] === EXAMPLE_RUN ? await exampleRun(context) : undefined;
   if (example !== undefined) args[1] = example;
+  // A command that waits for the end of the example run gets one that can end: its call approved.
+  if (example !== undefined && (name === 'result' || name === 'follow')) {
+    await context.keel.approveCall(example, EXAMPLE_CALL);
+  }
   const cwd = args.includes('--demo') ? context.workspace : undefined;
   const result = await spawnDocumented(keel, args, { env, ...(cwd ? { cwd } : {}) });
   const output = `${at}: ${keel.via} ${args.join(' ')}\n${result.stdout}\n${result.stderr}`;
@@ -159,6 +163,13 @@ async function runDocumented(context: BlockContext, command: ShellCommand, keel:
       expect(told, `${output}\nthe model was told the reason`).toBe(true);
       return;
     }
+    case 'cancel':
+      if (example !== undefined) await expect(context.keel.waitForResult(example), output).rejects.toThrow();
+      return;
+    case 'result':
+    case 'follow':
+      expect(result.stdout, output).toContain('Done.');
+      return;
     case 'send':
       if (args.includes('--wait')) expect(result.stdout, output).toContain('Done.');
       return;
