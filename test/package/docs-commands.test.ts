@@ -193,6 +193,27 @@ describe('the keel commands in the docs', () => {
     );
   });
 
+  it('need npm start --silent for --json: without it npm writes its banner before the JSON', async () => {
+    const env = cliEnvironment({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    });
+    const start = (flags: string[]) =>
+      spawnDocumented(
+        { via: `npm start ${flags.join(' ')} --`.replace(/ +/g, ' '), args: [] },
+        ['list', '--json'],
+        {
+          env,
+        },
+      );
+    const [loud, silent] = [await start([]), await start(['--silent'])];
+    expect(loud.code).toBe(0);
+    expect(loud.stdout).toContain('> keel@');
+    expect(() => JSON.parse(loud.stdout) as unknown).toThrow();
+    expect(silent.code).toBe(0);
+    expect(JSON.parse(silent.stdout)).toBeInstanceOf(Array);
+  });
+
   it.each(documented.map((entry) => [where(entry.block.page, entry.block.line), entry] as const))(
     'run as written: %s',
     async (_, { block, commands }) => {
