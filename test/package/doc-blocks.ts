@@ -58,7 +58,7 @@ export function fencedBlocks(page: string): DocBlock[] {
 }
 
 /** The HTML comment that ends on the last non-blank line before line `index`, joined into one line. */
-function markerBefore(lines: string[], index: number): string | undefined {
+export function markerBefore(lines: string[], index: number): string | undefined {
   let end = index - 1;
   while (end >= 0 && lines[end]!.trim() === '') end--;
   if (end < 0 || !lines[end]!.trimEnd().endsWith('-->')) return undefined;

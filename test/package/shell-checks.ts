@@ -84,10 +84,8 @@ async function checkTemporal(words: readonly string[]): Promise<string[]> {
   const binary = await temporalCli;
   if (binary === undefined) return ['no temporal CLI to check it with (see CONTRIBUTING.md)'];
   const problems: string[] = [];
-  const subcommands = words.slice(
-    1,
-    words.findIndex((word, index) => index > 0 && word.startsWith('-')),
-  );
+  const firstFlag = words.findIndex((word, index) => index > 0 && word.startsWith('-'));
+  const subcommands = words.slice(1, firstFlag === -1 ? words.length : firstFlag);
   try {
     const { stdout } = await run(binary, [...words.slice(1), '--help']);
     const usage = /Usage:\n\s+(.*?) \[flags\]/.exec(stdout)?.[1];
