@@ -68,17 +68,36 @@ export function markerBefore(lines: string[], index: number): string | undefined
   return /<!--\s*(.*?)\s*-->\s*$/.exec(comment)?.[1]?.replace(/\s+/g, ' ');
 }
 
-/** Every relative link target of `page` (Markdown links and images), with its line; anchors dropped. */
-export function relativeLinks(page: string): Array<{ line: number; target: string }> {
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as `-`. */
+export function headingAnchors(page: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const text of readFileSync(path.join(repositoryRoot, page), 'utf8').split('\n')) {
+    if (text.startsWith('```')) fenced = !fenced;
+    const heading = !fenced && /^#{1,6} (.*)$/.exec(text);
+    if (heading)
+      anchors.add(
+        heading[1]!
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+          .replace(/ /g, '-'),
+      );
+  }
+  return anchors;
+}
+
+/** Every relative link of `page` (Markdown links and images, `#…` on the same page too), with its line. */
+export function relativeLinks(page: string): Array<{ line: number; target: string; anchor?: string }> {
   const lines = readFileSync(path.join(repositoryRoot, page), 'utf8').split('\n');
-  const links: Array<{ line: number; target: string }> = [];
+  const links: Array<{ line: number; target: string; anchor?: string }> = [];
   let fenced = false;
   lines.forEach((text, index) => {
     if (text.startsWith('```')) fenced = !fenced;
     if (fenced) return;
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-      if (/^[a-z]+:/i.test(target!) || target!.startsWith('#')) continue;
-      links.push({ line: index + 1, target: target!.split('#')[0]! });
+      if (/^[a-z]+:/i.test(target!)) continue;
+      const [file = '', anchor] = target!.split('#');
+      links.push({ line: index + 1, target: file, ...(anchor === undefined ? {} : { anchor }) });
     }
   });
   return links;

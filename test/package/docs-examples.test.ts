@@ -9,7 +9,14 @@ import type { PublishedSchemaFile } from '../support/published-schemas.js';
 import { schemaErrors } from '../support/published-schemas.js';
 import { compileBlocks } from './compile-blocks.js';
 import type { DocBlock } from './doc-blocks.js';
-import { documentationPages, fencedBlocks, relativeLinks, shellCommands, where } from './doc-blocks.js';
+import {
+  documentationPages,
+  fencedBlocks,
+  headingAnchors,
+  relativeLinks,
+  shellCommands,
+  where,
+} from './doc-blocks.js';
 import { repositoryRoot } from './packed-project.js';
 import { builtOrPresent, keelInvocation, shellCommandProblems } from './shell-checks.js';
 
@@ -57,14 +64,16 @@ describe('the documentation pages', () => {
     expect(unchecked).toEqual([]);
   });
 
-  it('link only to files that exist in the repository', () => {
+  it('link only to files that exist in the repository, and to headings those pages have', () => {
     const broken = documentationPages().flatMap((page) =>
-      relativeLinks(page)
-        .filter(
-          ({ target }) =>
-            !builtOrPresent(path.posix.normalize(path.posix.join(path.posix.dirname(page), target))),
-        )
-        .map(({ line, target }) => `${where(page, line)}: ${target}`),
+      relativeLinks(page).flatMap(({ line, target, anchor }) => {
+        const file =
+          target === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), target));
+        if (!builtOrPresent(file)) return [`${where(page, line)}: ${target}`];
+        if (anchor !== undefined && file.endsWith('.md') && !headingAnchors(file).has(anchor))
+          return [`${where(page, line)}: ${target}#${anchor} (no such heading)`];
+        return [];
+      }),
     );
     expect(broken).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DocBlock } from './doc-blocks.js';
-import { fencedBlocks, markerBefore, shellCommands } from './doc-blocks.js';
+import { fencedBlocks, headingAnchors, markerBefore, shellCommands } from './doc-blocks.js';
 import { keelInvocation, shellCommandProblems } from './shell-checks.js';
 
 /** A `sh` block with this body, as if it stood on line 10 of docs/x.md. */
@@ -79,6 +79,16 @@ describe('documented shell commands', () => {
     expect(await problemsOf(`${start} '{"task": '`)).toEqual([
       expect.stringContaining('--input is not JSON'),
     ]);
+  });
+});
+
+describe('links', () => {
+  it('reach headings by the anchors GitHub makes of them', () => {
+    const anchors = headingAnchors('docs/safety.md');
+    expect(anchors).toContain('run_command-a-sandbox-per-command');
+    expect(anchors).toContain('http_fetch');
+    expect(anchors).not.toContain('run-input');
+    expect(headingAnchors('docs/contract.md')).toContain('the-state-query');
   });
 });
 
