@@ -138,6 +138,21 @@ describe('the README', () => {
     expect(rows.sort()).toEqual(expect.arrayContaining(commands.sort()));
   });
 
+  it("maps every folder of the repository and of src/ in 'Where things are'", async () => {
+    const mapped = (await firstColumn('path')).map((cell) => cell.replace(/\/$/, ''));
+    const top = (await readdir(repositoryRoot, { withFileTypes: true }))
+      .filter(
+        (entry) => entry.isDirectory() && !['node_modules', 'dist', '.git', '.keel'].includes(entry.name),
+      )
+      .map((entry) => (entry.name === '.ci' ? '.ci/run' : entry.name));
+    const source = (await readdir(path.join(repositoryRoot, 'src'), { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `src/${entry.name}`);
+    expect([...top, ...source].filter((folder) => !mapped.some((cell) => cell.startsWith(folder)))).toEqual(
+      [],
+    );
+  });
+
   it('shows only settings that docs/configuration.md documents', async () => {
     const page = await readFile(path.join(repositoryRoot, 'docs/configuration.md'), 'utf8');
     const variables = await firstColumn('variable');
