@@ -157,10 +157,21 @@ async function runDocumented(context: BlockContext, command: ShellCommand, keel:
   if (args.includes('--json')) expect(() => JSON.parse(result.stdout) as unknown, output).not.toThrow();
 
   switch (name) {
-    case 'run':
-      if (args.includes('--demo')) expect(result.stderr, output).toContain('scripted demo model');
-      else if (!args.includes('--detach')) expect(result.stdout, output).toContain('Done.');
+    case 'run': {
+      if (args.includes('--demo')) {
+        // The demo read the workspace's README through a real tool call and answered from it.
+        expect(result.stderr, output).toContain('scripted demo model');
+        expect(result.stdout, output).toContain('# A project');
+        return;
+      }
+      const task = args.at(-1)!;
+      const asked = context.model.requests.some((request) =>
+        JSON.stringify(request.body.input).includes(task),
+      );
+      expect(asked, `${output}\nthe model was given the task`).toBe(true);
+      if (!args.includes('--detach')) expect(result.stdout, output).toContain('Done.');
       return;
+    }
     case 'status':
       expect(result.stdout, output).toContain(EXAMPLE_CALL);
       await context.keel.cancelRun(example!);
