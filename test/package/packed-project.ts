@@ -9,7 +9,7 @@ const execFileAsync = promisify(execFile);
 /** The repository root. */
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The example program the README shows and the packed-package test compiles and runs. */
+/** The example program docs/library.md shows and the packed-package test compiles and runs. */
 export const exampleDirectory = path.join(repositoryRoot, 'examples', 'library');
 
 /** A program that uses every entry point, compiled and run beside the example. */
