@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { CombinedWorkerRunError, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
@@ -15,6 +14,7 @@ import { DEMO_MODEL, startDemoModel } from './demo.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 import { followRun } from './follow.js';
+import { onInterrupt } from './interrupt.js';
 import { connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
 import type { Output } from './io.js';
 
@@ -192,30 +192,3 @@ const quietLogger = {
   warn: (message: string) => void process.stderr.write(message + '\n'),
   error: (message: string) => void process.stderr.write(message + '\n'),
 };
-
-/**
- * While following: the first Ctrl-C asks "cancel or detach?", a second one detaches at once. Returns
- * the function that stops listening.
- */
-function onInterrupt(out: Output, cancel: () => Promise<void>, detach: () => void): () => void {
-  let asking = false;
-  const handler = (): void => {
-    if (asking) return detach();
-    asking = true;
-    const prompt = createInterface({ input: process.stdin, output: process.stderr });
-    let answered = false;
-    prompt.question('\nCancel the run (c) or detach and leave it running (d)? [c/d] ', (answer) => {
-      answered = true;
-      prompt.close();
-      asking = false;
-      if (answer.trim().toLowerCase().startsWith('c'))
-        void cancel().catch((error: Error) => out.note(error.message));
-      else detach();
-    });
-    prompt.once('close', () => {
-      if (!answered) detach();
-    });
-  };
-  process.on('SIGINT', handler);
-  return () => process.removeListener('SIGINT', handler);
-}
