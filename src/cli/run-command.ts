@@ -158,7 +158,8 @@ async function hostWorkerFor(
     ...(config
       ? await keelOptionsFromConfig(config, { searchAttributes })
       : {
-          openai: createOpenAIClient({ apiKey: 'demo', baseURL: demoModel!.url }),
+          // No key: a made-up one would count as a secret and be redacted wherever the demo's text has it.
+          openai: createOpenAIClient({ apiKey: undefined, baseURL: demoModel!.url }),
           defaultModel: DEMO_MODEL,
           workspace: process.cwd(),
           workspaceProtect: workspaceProtectFromEnvironment(),
