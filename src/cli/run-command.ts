@@ -127,7 +127,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
 }
 
 /** The worker configuration from the environment, with a hint at the demo when the model is missing. */
-function requireWorkerConfig(): WorkerConfig {
+export function requireWorkerConfig(): WorkerConfig {
   try {
     return workerConfigFromEnvironment();
   } catch (error) {
@@ -140,7 +140,8 @@ function requireWorkerConfig(): WorkerConfig {
   }
 }
 
-async function hostWorkerFor(
+/** A worker for `taskQueue` hosted in this process (`keel run`, `keel chat`): the demo's or the configured one. */
+export async function hostWorkerFor(
   target: TemporalTarget,
   taskQueue: string,
   config: WorkerConfig | undefined,
@@ -174,7 +175,7 @@ async function hostWorkerFor(
 }
 
 /** Runs `session` while `worker` runs; a worker that fails first fails the command with its own error. */
-async function runHosting(worker: Worker, session: () => Promise<number>): Promise<number> {
+export async function runHosting(worker: Worker, session: () => Promise<number>): Promise<number> {
   try {
     return await worker.runUntil(session);
   } catch (error) {
