@@ -104,6 +104,47 @@ describe('keel run in a terminal', () => {
     }
   });
 
+  it('says a call waits for approval on the status line, with the cost, until `keel approve` lets it run', async () => {
+    const model = await ScriptedModel.start([
+      reply.items([{ text: 'Writing it down.' }, { call: { name: 'echo', arguments: { text: 'hi' } } }]),
+      reply.text('Written.'),
+    ]);
+    try {
+      await withTestWorker(
+        server,
+        { model, tools: [echoTool], prices: { 'scripted-model': { input: 2.5, output: 10 } } },
+        async ({ taskQueue }) => {
+          const terminal = await keelTerminal([
+            'run',
+            'Echo it',
+            '--approve',
+            'echo',
+            '--task-queue',
+            taskQueue,
+          ]);
+          const waiting = await terminal.waitFor(
+            /waiting for approval: echo · turn 1\/\d+ · \d+s · 112 tokens · \$0\.0004/u,
+          );
+          expect(waiting).toContain('⏸ echo waits for approval (call call_1_1): {"text":"hi"}');
+          const runId = /Run (keel-[0-9a-f-]+) started/u.exec(waiting)![1]!;
+          const approved = await runCli(['approve', runId, 'call_1_1', '--task-queue', taskQueue], {
+            env: environment,
+          });
+          expect(approved.code).toBe(0);
+          await terminal.waitFor('✔ completed');
+          expect(await terminal.exited()).toBe(0);
+          const final = await terminal.scrollback();
+          await saveScreen('approval', final);
+          expect(statusLines(final)).toEqual([]);
+          expect(final).toContain('  approved: echo');
+          expect(final).toContain('✓ echo: echo: hi');
+        },
+      );
+    } finally {
+      await model.close();
+    }
+  });
+
   it('shows the demo run with its status line and ends clean', async () => {
     const workspace = await temporaryWorkspace();
     await writeFile(path.join(workspace, 'README.md'), '# Tiny project\n\nIt does one thing.\n');
