@@ -6,6 +6,7 @@ import { cliEnvironment, runCli } from '../support/cli.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
+import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { keelBin, Terminal } from '../support/terminal.js';
 import { blockingTool, echoTool } from '../support/test-tools.js';
@@ -159,6 +160,56 @@ describe('keel run in a terminal', () => {
     expect(final).toContain('✔ completed (3 turns · 2 tool calls');
     // The demo's words reach the screen whole: nothing in them is taken for a secret and redacted.
     expect(final).toContain("This answer came from Keel's scripted demo model, not from an AI");
+  });
+});
+
+describe('keel follow in a terminal', () => {
+  it('follows a run it did not start with the same status line, and leaves none behind', async () => {
+    const thinking = deferred();
+    const model = await ScriptedModel.start([reply.held(reply.text('Followed.'), thinking.promise)]);
+    try {
+      await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+        const runId = await keel.startRun({ task: 'Be followed' });
+        const terminal = await keelTerminal(['follow', runId, '--task-queue', taskQueue]);
+        await terminal.waitFor(/thinking · turn 1\/\d+ · \d+s · \d+ tokens/u);
+        expect(statusLines(await terminal.scrollback())).toHaveLength(1);
+        thinking.resolve();
+        await terminal.waitFor('✔ completed (1 turn · 0 tool calls');
+        expect(await terminal.exited()).toBe(0);
+        const final = await terminal.scrollback();
+        expect(statusLines(final)).toEqual([]);
+        expect(final.split('\n').at(-1)).toBe('Followed.');
+      });
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+describe('counts in the CLI output', () => {
+  it('reads "1 message waits", not "1 message(s) wait"', async () => {
+    const thinking = deferred();
+    const model = await ScriptedModel.start([
+      reply.held(reply.text('Hello.'), thinking.promise),
+      reply.text('Again.'),
+    ]);
+    try {
+      await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+        const runId = await keel.startRun({ task: 'Talk', session: true });
+        await model.waitForRequests(1);
+        // The run is busy with its first turn: the message waits for the next one.
+        const sent = await runCli(['send', runId, 'And then?', '--task-queue', taskQueue], {
+          env: environment,
+        });
+        expect(sent.stdout).toBe("Sent; 1 message waits for the run's next turn.\n");
+        thinking.resolve();
+        await waitForState(keel, runId, (state) => state.answers === 2 && state.phase === 'idle');
+        await keel.endSession(runId);
+        expect((await keel.waitForResult(runId)).status).toBe('completed');
+      });
+    } finally {
+      await model.close();
+    }
   });
 });
 
