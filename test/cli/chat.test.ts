@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cliEnvironment, startCli } from '../support/cli.js';
+import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
+import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { Terminal } from '../support/terminal.js';
 import { echoTool } from '../support/test-tools.js';
@@ -123,6 +125,86 @@ describe('keel chat in a terminal', () => {
     } finally {
       await model.close();
     }
+  });
+});
+
+describe('keel chat: approvals edited or rejected, Ctrl-C while it works, bad usage', () => {
+  it('runs a call with edited arguments (e) and rejects another with a reason the model is told (n)', async () => {
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'echo', arguments: { text: 'first' } }),
+      reply.calls({ name: 'echo', arguments: { text: 'second' } }),
+      reply.text('Both decided.'),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [echoTool] }, async ({ taskQueue }) => {
+        const terminal = await chatTerminal(['--task-queue', taskQueue, '--approve', 'echo']);
+        await terminal.waitFor(prompts(1));
+        await terminal.type('Echo twice');
+        await terminal.press('Enter');
+        await terminal.waitFor('Run echo(text="first")? [y/n/e(dit)]');
+        await terminal.type('e');
+        await terminal.press('Enter');
+        await terminal.waitFor('arguments> {"text":"first"}');
+        await terminal.press('C-u');
+        await terminal.type('{"text":"edited"}');
+        await terminal.press('Enter');
+        await terminal.waitFor('Run echo(text="second")? [y/n/e(dit)]');
+        await terminal.type('n');
+        await terminal.press('Enter');
+        await terminal.waitFor('Why? (the model is told; Enter to skip)');
+        await terminal.type('not twice');
+        await terminal.press('Enter');
+        await terminal.waitFor('Both decided.');
+        await terminal.waitFor(prompts(2));
+        await terminal.type('/end');
+        await terminal.press('Enter');
+        expect(await terminal.exited()).toBe(0);
+        expect(sent(model, 1)).toContain('echo: edited');
+        expect(sent(model, 2)).toContain('not twice');
+        expect(await terminal.scrollback()).toContain('  rejected: echo · not twice');
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('asks to cancel or detach on Ctrl-C while the model thinks; detached, the session stays open', async () => {
+    const thinking = deferred();
+    const model = await ScriptedModel.start([reply.held(reply.text('Late answer.'), thinking.promise)]);
+    try {
+      await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+        const terminal = await chatTerminal(['--task-queue', taskQueue]);
+        await terminal.waitFor(prompts(1));
+        await terminal.type('Think hard');
+        await terminal.press('Enter');
+        const runId = sessionIdOn(await terminal.waitFor(/thinking · turn 1/u));
+        await terminal.press('C-c');
+        await terminal.waitFor('Cancel the run (c) or detach and leave it running (d)? [c/d]');
+        await terminal.type('d');
+        await terminal.press('Enter');
+        await terminal.waitFor(`Detached; session ${runId} stays open: \`keel chat ${runId}\` to come back.`);
+        expect(await terminal.exited()).toBe(0);
+        thinking.resolve();
+        const state = await waitForState(keel, runId, (current) => current.phase === 'idle');
+        expect(state.lastAnswer).toBe('Late answer.');
+        await keel.endSession(runId);
+        expect((await keel.waitForResult(runId)).status).toBe('completed');
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it.each([
+    [['chat', '--json'], 'keel chat is interactive'],
+    [['chat', 'a', 'b'], 'Give at most one argument'],
+    [['chat', 'keel-1', '--model', 'x'], 'apply to a new session only'],
+    [['chat', 'keel-1', '--id', 'keel-2'], 'not both'],
+    [['chat', '--detach'], 'Option --detach does not apply to "keel chat"'],
+  ])('refuses %j with exit code 2 and says why', async (args, message) => {
+    const { code, stderr } = await runCli(args, { env: environment });
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
   });
 });
 
