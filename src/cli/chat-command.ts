@@ -153,11 +153,15 @@ class Chat {
   async #end(): Promise<number> {
     const before = await this.keel.getRunState(this.#runId!);
     await this.keel.endSession(this.#runId!);
-    return this.#ended(await this.#follow(undefined, before));
+    return this.#ended(await this.#follow(undefined, before, { summaryOnly: true }));
   }
 
   /** Follows the run to its next answer (or its end) with Ctrl-C asking to cancel or detach. */
-  async #follow(untilAnswered: number | undefined, before: RunState | undefined): Promise<FollowOutcome> {
+  async #follow(
+    untilAnswered: number | undefined,
+    before: RunState | undefined,
+    extra: { summaryOnly?: boolean } = {},
+  ): Promise<FollowOutcome> {
     const runId = this.#runId!;
     const controller = new AbortController();
     const stopAsking = onInterrupt(
@@ -178,6 +182,7 @@ class Chat {
         sendHint: false,
         askApproval: (pending) => this.#approve(pending, controller),
         ...(untilAnswered === undefined ? {} : { untilAnswered }),
+        ...extra,
       });
     } finally {
       stopAsking();

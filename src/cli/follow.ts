@@ -49,6 +49,8 @@ export interface FollowOptions {
   untilAnswered?: number;
   /** When the status line's elapsed time counts from (default: the run's start). */
   since?: number;
+  /** At the end, only the result's summary line: the conversation showed its text already (`keel chat`). */
+  summaryOnly?: boolean;
   /** After a session's answer, say how to send the next message (default true; `keel chat` prompts instead). */
   sendHint?: boolean;
   /**
@@ -87,7 +89,7 @@ export async function followRun(
         if (status.name === 'RUNNING' && !waitingSaid) display.line('… waiting for a worker');
         waitingSaid = true;
       }
-      display.status(state);
+      if (status.name === 'RUNNING') display.status(state);
       if (state !== undefined) {
         waitingSaid = false;
         for (const event of state.events.filter((candidate) => candidate.seq > printed)) {
@@ -130,7 +132,8 @@ export async function followRun(
     display.close();
     try {
       const result = await keel.waitForResult(runId);
-      for (const line of formatResult(result)) display.text(line);
+      const lines = formatResult(result);
+      for (const line of options.summaryOnly ? lines.slice(0, 1) : lines) display.text(line);
       return { kind: 'ended', result };
     } catch (error) {
       const cause = error instanceof WorkflowFailedError ? error.cause : undefined;

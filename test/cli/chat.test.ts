@@ -80,6 +80,8 @@ describe('keel chat in a terminal', () => {
         await saveScreen('chat', final);
         expect(statusLines(final)).toEqual([]);
         expect(final).toContain('  approved: echo');
+        // The end says how the session ended, without repeating the answer just shown.
+        expect(final.split('\n').at(-1)).toMatch(/^✔ completed \(3 turns · 1 tool call · \d+ tokens\)$/u);
         expect(final).toContain('✓ echo: echo: hi');
 
         expect((await keel.waitForResult(runId)).status).toBe('completed');
