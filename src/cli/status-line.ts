@@ -1,5 +1,5 @@
 import type { RunState } from '../contract/run-state.js';
-import { cutToWidth, plural } from './terminal-text.js';
+import { cutToWidth, displayWidth, plural } from './terminal-text.js';
 
 /** Where following a run prints: durable lines, and in a live terminal one status line below them. */
 export interface ProgressDisplay {
@@ -121,11 +121,13 @@ class StatusLine implements ProgressDisplay {
   readonly #out: NodeJS.WriteStream;
   readonly #since: number;
   readonly #timer: NodeJS.Timeout;
-  readonly #onResize = (): void => this.#draw();
+  readonly #onResize = (): void => this.#redrawResized();
   readonly #stderrWrite: typeof process.stderr.write | undefined;
   #state: RunState | undefined;
   #known = false;
   #shown = false;
+  /** Columns the status line took when last drawn. */
+  #drawnWidth = 0;
   #paused = false;
   #closed = false;
   #frame = 0;
@@ -223,5 +225,21 @@ class StatusLine implements ProgressDisplay {
     );
     this.#out.write(`${CLEAR_LINE}${DIM}${text}${RESET}`);
     this.#shown = true;
+    this.#drawnWidth = displayWidth(text);
+  }
+
+  /**
+   * After a resize: a terminal that got narrower rewraps the old status line over several rows, so
+   * all of them are cleared (as terminals that reflow, the common ones and tmux, need) before it is
+   * drawn again at the new width.
+   */
+  #redrawResized(): void {
+    if (this.#shown) {
+      const rows = Math.ceil(this.#drawnWidth / this.#columns());
+      if (rows > 1) this.#out.write(`\u001b[${rows - 1}A`);
+      this.#out.write('\r\u001b[0J');
+      this.#shown = false;
+    }
+    this.#draw();
   }
 }

@@ -105,6 +105,32 @@ describe('keel run in a terminal', () => {
     }
   });
 
+  it('re-reads the width when the terminal is resized: the status line and previews fit the new one', async () => {
+    const thinking = deferred();
+    const long = 'A thought that is far too long for a narrow terminal window. '.repeat(3);
+    const model = await ScriptedModel.start([reply.held(reply.text(long), thinking.promise)]);
+    try {
+      await withTestWorker(server, { model }, async ({ taskQueue }) => {
+        const terminal = await keelTerminal(['run', 'Resize me', '--task-queue', taskQueue], 100);
+        await terminal.waitFor(/thinking · turn 1\/\d+ · \d+s · \d+ tokens/u);
+        await terminal.resize(30);
+        // Redrawn at the new width (cut, so the spinner line ends in …), with no piece of the old one left.
+        await terminal.waitFor(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] thinking · turn 1.*…$/mu);
+        const narrow = await terminal.screen();
+        expect(statusLines(narrow)).toHaveLength(1);
+        // The old, wider line said how many tokens; the cut one has no room for that, nor may any row.
+        expect(narrow).not.toContain('token');
+        thinking.resolve();
+        expect(await terminal.exited()).toBe(0);
+        const turn = (await terminal.scrollback()).split('\n').find((line) => line.startsWith('▸ turn 1'));
+        expect(turn).toMatch(/…$/u);
+        expect(displayWidth(turn!)).toBeLessThanOrEqual(30);
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
   it('says a call waits for approval on the status line, with the cost, until `keel approve` lets it run', async () => {
     const model = await ScriptedModel.start([
       reply.items([{ text: 'Writing it down.' }, { call: { name: 'echo', arguments: { text: 'hi' } } }]),
