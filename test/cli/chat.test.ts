@@ -59,11 +59,12 @@ describe('keel chat in a terminal', () => {
         await terminal.waitFor(prompts(1));
         await terminal.type('Say hi');
         await terminal.press('Enter');
-        const asking = await terminal.waitFor('Run echo(text="hi")? [y/n/e(dit)]');
+        let asking = await terminal.waitFor('Run echo(text="hi")? [y/n/e(dit)]');
         const runId = sessionIdOn(asking);
         // The question is the last line, with no status line drawn over it.
-        expect((await terminal.screen()).split('\n').at(-1)).toBe('Run echo(text="hi")? [y/n/e(dit)]');
-        expect(statusLines(await terminal.screen())).toEqual([]);
+        asking = await terminal.screen();
+        expect(asking.split('\n').at(-1)).toBe('Run echo(text="hi")? [y/n/e(dit)]');
+        expect(statusLines(asking)).toEqual([]);
         await terminal.type('y');
         await terminal.press('Enter');
         await terminal.waitFor('Echoed: hi');
@@ -77,7 +78,7 @@ describe('keel chat in a terminal', () => {
         await terminal.waitFor('✔ completed');
         expect(await terminal.exited()).toBe(0);
         const final = await terminal.scrollback();
-        await saveScreen('chat', final);
+        await saveScreen('chat', ['at the approval question', asking], ['at the end', final]);
         expect(statusLines(final)).toEqual([]);
         expect(final).toContain('  approved: echo');
         // The end says how the session ended, without repeating the answer just shown.

@@ -78,7 +78,11 @@ describe('Ctrl-C during keel run in a terminal', () => {
         expect(detached.indexOf('  → block x')).toBeGreaterThan(detached.indexOf('▸ turn 1 '));
         const final = await terminal.scrollback();
         expect(statusLines(final)).toEqual([]);
-        await saveScreen('ctrl-c', final);
+        await saveScreen(
+          'ctrl-c',
+          ['while the question waits (the run has moved on meanwhile)', asking],
+          ['after answering d', final],
+        );
 
         block.release.resolve('released');
         expect((await keel.waitForResult(runId)).status).toBe('completed');

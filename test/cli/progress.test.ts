@@ -161,7 +161,11 @@ describe('keel run in a terminal', () => {
           await terminal.waitFor('✔ completed');
           expect(await terminal.exited()).toBe(0);
           const final = await terminal.scrollback();
-          await saveScreen('approval', final);
+          await saveScreen(
+            'approval',
+            ['while the call waits for approval', waiting],
+            [`after \`keel approve ${runId} call_1_1\` in another terminal`, final],
+          );
           expect(statusLines(final)).toEqual([]);
           expect(final).toContain('  approved: echo');
           expect(final).toContain('✓ echo: echo: hi');
@@ -176,10 +180,11 @@ describe('keel run in a terminal', () => {
     const workspace = await temporaryWorkspace();
     await writeFile(path.join(workspace, 'README.md'), '# Tiny project\n\nIt does one thing.\n');
     const terminal = await keelTerminal(['run', '--demo', 'What is in here?'], 100, workspace);
-    await terminal.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] thinking · turn 1/u, 60_000);
+    await terminal.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] thinking · turn 2/u, 60_000);
+    const live = await terminal.screen();
     expect(await terminal.exited(90_000)).toBe(0);
     const final = await terminal.scrollback();
-    await saveScreen('demo', final);
+    await saveScreen('demo', ['while the model thinks (turn 2)', live], ['at the end', final]);
     expect(statusLines(final)).toEqual([]);
     expect(final).toContain('→ read_file README.md');
     expect(final).toContain('The workspace has 1 entry; README.md should say what it is.');

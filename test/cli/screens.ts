@@ -7,12 +7,17 @@ export function statusLines(screen: string): string[] {
 }
 
 /**
- * Keeps a captured screen as `<KEEL_SCREENS_DIR>/<name>.txt` when that variable is set (to show what a
- * person sees, e.g. in a closing note); does nothing otherwise, so CI output stays as it is.
+ * Keeps captured screens as `<KEEL_SCREENS_DIR>/<name>.txt` when that variable is set (to show what a
+ * person sees, e.g. in a closing note), each under a heading saying when it was taken; does nothing
+ * otherwise, so CI output stays as it is.
  */
-export async function saveScreen(name: string, screen: string): Promise<void> {
+export async function saveScreen(
+  name: string,
+  ...screens: Array<[when: string, screen: string]>
+): Promise<void> {
   const directory = process.env.KEEL_SCREENS_DIR;
   if (!directory) return;
   await mkdir(directory, { recursive: true });
-  await writeFile(path.join(directory, `${name}.txt`), screen + '\n');
+  const text = screens.map(([when, screen]) => `----- ${when} -----\n${screen}\n`).join('\n');
+  await writeFile(path.join(directory, `${name}.txt`), text);
 }
