@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliEnvironment, runCli, startCli } from '../support/cli.js';
 import { deferred } from '../support/deferred.js';
@@ -223,6 +224,26 @@ describe('keel chat from a pipe', () => {
         expect(cli.stdout).toContain('Piped answer.');
         expect(cli.stdout).toContain('✔ completed (1 turn · 0 tool calls');
         expect(cli.stdout + cli.stderr).not.toContain('\u001b');
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('gives a new session the --id asked for, and refuses to continue it once it has ended', async () => {
+    const model = await ScriptedModel.start([reply.text('Named answer.')]);
+    try {
+      await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+        const runId = `chat-${randomUUID()}`;
+        const cli = startCli(['chat', '--id', runId, '--task-queue', taskQueue], { env: environment });
+        cli.child.stdin!.end('Hello by name\n/end\n');
+        expect(await cli.exited).toBe(0);
+        expect(cli.stderr).toContain(`Session ${runId} started.`);
+        expect((await keel.waitForResult(runId)).status).toBe('completed');
+
+        const again = await runCli(['chat', runId, '--task-queue', taskQueue], { env: environment });
+        expect(again.code).toBe(1);
+        expect(again.stderr).toContain(`Run ${runId} has ended (COMPLETED)`);
       });
     } finally {
       await model.close();
