@@ -26,13 +26,6 @@ export function onInterrupt(out: Output, cancel: () => Promise<void>, detach: ()
       out.note('— the run has ended meanwhile.');
       settle();
     });
-    // In a terminal the prompt reads keys itself, so a second Ctrl-C arrives here, not as SIGINT.
-    prompt.on('SIGINT', () => {
-      if (settled) return;
-      out.note('');
-      settle();
-      detach();
-    });
     prompt.question('\nCancel the run (c) or detach and leave it running (d)? [c/d] ', (answer) => {
       if (settled) return;
       settle();

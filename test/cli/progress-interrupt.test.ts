@@ -92,6 +92,31 @@ describe('Ctrl-C during keel run in a terminal', () => {
     }
   });
 
+  it('detaches at once on a second Ctrl-C while it asks', async () => {
+    const thinking = deferred();
+    const model = await ScriptedModel.start([reply.held(reply.text('Later.'), thinking.promise)]);
+    try {
+      await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+        const terminal = await Terminal.keel(['run', 'Wait', '--task-queue', taskQueue], {
+          env: environment,
+        });
+        opened.push(terminal);
+        const runId = runIdOn(await terminal.waitFor(/thinking · turn 1/u));
+        await terminal.press('C-c');
+        await terminal.waitFor(PROMPT);
+        // The prompt reads keys itself in a terminal: this Ctrl-C reaches it, not the SIGINT handler.
+        await terminal.press('C-c');
+        const detached = await terminal.waitFor(`Detached from ${runId}`);
+        expect(detached).toMatch(new RegExp(`^Detached from ${runId}`, 'mu'));
+        expect(await terminal.exited()).toBe(0);
+        thinking.resolve();
+        expect((await keel.waitForResult(runId)).status).toBe('completed');
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
   it('takes the question back when the run ends before the answer, and shows how it ended', async () => {
     const thinking = deferred();
     const model = await ScriptedModel.start([reply.held(reply.text('Finished anyway.'), thinking.promise)]);
