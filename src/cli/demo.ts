@@ -1,5 +1,6 @@
 import { reply, ScriptedModel } from '../testing/index.js';
 import type { RecordedRequest, ScriptStep } from '../testing/index.js';
+import { plural } from './terminal-text.js';
 
 /** Name the demo's answers carry, so nobody mistakes them for a real model's. */
 export const DEMO_MODEL = 'keel-demo (scripted, not an AI)';
@@ -32,12 +33,16 @@ function demoPolicy(request: RecordedRequest): ScriptStep {
     if (entries.includes('README.md')) {
       return thinking(
         reply.items([
-          { text: `The workspace has ${entries.length} entries; README.md should say what it is.` },
+          {
+            text: `The workspace has ${plural(entries.length, 'entry', 'entries')}; README.md should say what it is.`,
+          },
           { call: { name: 'read_file', arguments: { path: 'README.md', startLine: 1, endLine: 12 } } },
         ]),
       );
     }
-    return thinking(reply.text(answer(`The workspace has ${entries.length} entries and no README.md.`)));
+    return thinking(
+      reply.text(answer(`The workspace has ${plural(entries.length, 'entry', 'entries')} and no README.md.`)),
+    );
   }
   const firstLine = output.split('\n').find((line) => line.trim() !== '') ?? '(empty)';
   return thinking(reply.text(answer(`README.md begins: "${firstLine.trim()}".`)));

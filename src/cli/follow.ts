@@ -1,8 +1,11 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import type { KeelClient } from '../client.js';
 import type { RunResult } from '../contract/run-result.js';
-import type { RunState } from '../contract/run-state.js';
+import type { PendingApproval, RunState } from '../contract/run-state.js';
 import { formatEvent, formatResult } from './format.js';
+import { pauseProgress, progressDisplay, withdrawPrompts } from './status-line.js';
+import type { ProgressDisplay } from './status-line.js';
+import { printable } from './terminal-text.js';
 
 /** How following a run ended. */
 export type FollowOutcome =
@@ -44,6 +47,17 @@ export interface FollowOptions {
   afterSeq?: number;
   /** Stop once the run has given this many answers (a session answers each message). */
   untilAnswered?: number;
+  /** When the status line's elapsed time counts from (default: the run's start). */
+  since?: number;
+  /** At the end, only the result's summary line: the conversation showed its text already (`keel chat`). */
+  summaryOnly?: boolean;
+  /** After a session's answer, say how to send the next message (default true; `keel chat` prompts instead). */
+  sendHint?: boolean;
+  /**
+   * Asks a person about a call that waits for approval, once per call, with progress output paused
+   * (`keel chat`); without it, waiting calls are only reported.
+   */
+  askApproval?: (pending: PendingApproval) => Promise<void>;
 }
 
 /**
@@ -56,58 +70,93 @@ export async function followRun(
   options: FollowOptions,
 ): Promise<FollowOutcome> {
   const handle = keel.temporal.workflow.getHandle(runId);
+  let display: ProgressDisplay | undefined;
   let printed = options.afterSeq ?? -1;
   let waitingSaid = false;
-  const printNew = (state: RunState): void => {
-    for (const event of state.events.filter((candidate) => candidate.seq > printed)) {
-      if (options.progress) for (const line of formatEvent(event)) options.write(line);
-      printed = event.seq;
-    }
-  };
-  for (;;) {
-    if (options.signal.aborted) return { kind: 'detached' };
-    const { status } = await handle.describe();
-    try {
-      const state = await keel.getRunState(runId);
-      printNew(state);
-      waitingSaid = false;
-      if (
-        options.untilAnswered !== undefined &&
-        state.answers >= options.untilAnswered &&
-        state.result === null
-      ) {
-        const answer = state.lastAnswer ?? '';
-        if (options.progress) {
-          options.write('');
-          options.write(answer);
-          if (state.phase === 'idle') options.write(`… session idle: \`keel send ${runId} "…"\` to go on`);
-        }
-        return { kind: 'answered', answer };
-      }
-    } catch {
-      // No worker answers queries right now; the run waits for one too.
-      if (options.progress && status.name === 'RUNNING' && !waitingSaid)
-        options.write('… waiting for a worker');
-      waitingSaid = true;
-    }
-    if (status.name !== 'RUNNING') break;
-    await pause(options.intervalMs ?? 400, options.signal);
-  }
+  const asked = new Set<string>();
   try {
-    const result = await keel.waitForResult(runId);
-    if (options.progress) for (const line of formatResult(result)) options.write(line);
-    return { kind: 'ended', result };
-  } catch (error) {
-    const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
-    if (cause?.name === 'CancelledFailure') {
-      if (options.progress) options.write('■ cancelled');
-      return { kind: 'cancelled' };
+    for (;;) {
+      if (options.signal.aborted) return { kind: 'detached' };
+      const { status, startTime } = await handle.describe();
+      display ??= options.progress
+        ? progressDisplay(options.write, options.since ?? startTime.getTime())
+        : SILENT;
+      let state: RunState | undefined;
+      try {
+        state = await keel.getRunState(runId);
+      } catch {
+        // No worker answers queries right now; the run waits for one too.
+        if (status.name === 'RUNNING' && !waitingSaid) display.line('… waiting for a worker');
+        waitingSaid = true;
+      }
+      if (status.name === 'RUNNING') display.status(state);
+      if (state !== undefined) {
+        waitingSaid = false;
+        for (const event of state.events.filter((candidate) => candidate.seq > printed)) {
+          for (const line of formatEvent(event)) display.line(line);
+          printed = event.seq;
+        }
+        if (
+          options.untilAnswered !== undefined &&
+          state.answers >= options.untilAnswered &&
+          state.result === null
+        ) {
+          // The answer ends this following: no prompt stays open above it.
+          withdrawPrompts();
+          display.close();
+          const answer = state.lastAnswer ?? '';
+          display.text('');
+          display.text(printable(answer));
+          if (state.phase === 'idle' && options.sendHint !== false)
+            display.text(`… session idle: \`keel send ${runId} "…"\` to go on`);
+          return { kind: 'answered', answer };
+        }
+        if (options.askApproval && status.name === 'RUNNING') {
+          for (const pending of state.pendingApprovals.filter((call) => !asked.has(call.callId))) {
+            asked.add(pending.callId);
+            const resume = pauseProgress();
+            try {
+              await options.askApproval(pending);
+            } finally {
+              resume();
+            }
+            if (options.signal.aborted) return { kind: 'detached' };
+          }
+        }
+      }
+      if (status.name !== 'RUNNING') break;
+      await pause(options.intervalMs ?? 400, options.signal);
     }
-    const message = cause?.message ?? (error as Error).message;
-    if (options.progress) options.write(`✘ ${message}`);
-    return { kind: 'failed', message };
+    // The run has ended: a prompt still asking what to do with it has nothing left to decide.
+    withdrawPrompts();
+    display.close();
+    try {
+      const result = await keel.waitForResult(runId);
+      const lines = formatResult(result);
+      for (const line of options.summaryOnly ? lines.slice(0, 1) : lines) display.text(line);
+      return { kind: 'ended', result };
+    } catch (error) {
+      const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
+      if (cause?.name === 'CancelledFailure') {
+        display.text('■ cancelled');
+        return { kind: 'cancelled' };
+      }
+      const message = cause?.message ?? (error as Error).message;
+      display.text(`✘ ${printable(message, { singleLine: true })}`);
+      return { kind: 'failed', message };
+    }
+  } finally {
+    display?.close();
   }
 }
+
+/** The display of `--json` following: nothing. */
+const SILENT: ProgressDisplay = {
+  line: () => undefined,
+  text: () => undefined,
+  status: () => undefined,
+  close: () => undefined,
+};
 
 function pause(milliseconds: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -18,6 +18,7 @@ Usage: keel <command> [options]
 
 Commands:
   run "<task>"     start a run and follow it (Ctrl-C: cancel or detach)
+  chat [<id>]      talk to a session: type messages, approve calls inline
   worker           run a worker until Ctrl-C
   status <id>      a run's live state
   follow <id>      print a run's progress until it ends
@@ -46,6 +47,20 @@ Starts a run and follows it: each turn, each tool call and its outcome, tokens.
   --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
   --session              stay open after the answer for \`keel send\` messages; following stops at
                          each answer
+  --instructions <text>  system instructions${COMMON}`,
+  chat: `Usage: keel chat [<session id>] [options]
+
+Talks to a session run: type a message at \`you> \`, watch the answer come, approve or reject
+calls inline ([y/n/e(dit)]). The first message starts a new session; \`keel chat <id>\` continues
+an open one. /end or Ctrl-D ends the session; Ctrl-C while it works asks to cancel or detach,
+Ctrl-C at an empty prompt leaves it open for later.
+
+  --id <run id>          the session's id: continued when it is open, else the new session's id
+  --agent <name>         a named agent the worker offers (its instructions, model, tools, …)
+  --model <name>         model (default: the agent's, else KEEL_MODEL)
+  --max-turns <n>        model turns before the session stops
+  --tools <a,b>          tools to offer (default: all the worker has)
+  --approve <a,b>        tools whose calls wait for your approval (asked inline)
   --instructions <text>  system instructions${COMMON}`,
   worker: `Usage: keel worker [options]
 

@@ -15,6 +15,7 @@ import {
 } from './inspect-commands.js';
 import { dataDirectory, EXIT, output, taskQueueOf, UsageError } from './io.js';
 import type { Output } from './io.js';
+import { chatCommand } from './chat-command.js';
 import { approveCommand, endCommand, rejectCommand, sendCommand } from './message-commands.js';
 import { HELP } from './help.js';
 import { runCommand } from './run-command.js';
@@ -45,6 +46,7 @@ const OPTIONS = {
 /** Which options each command accepts, beyond the common ones. */
 const ACCEPTS: Record<string, string[]> = {
   run: ['demo', 'detach', 'id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'session'],
+  chat: ['id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve'],
   worker: ['tools'],
   status: [],
   follow: [],
@@ -96,6 +98,14 @@ export async function main(argv: readonly string[]): Promise<number> {
           detach: values.detach === true,
           demo: values.demo === true,
         });
+      case 'chat': {
+        if (positionals.length > 1)
+          throw new UsageError('Give at most one argument: the session to continue.');
+        // The options of a new session are `keel run`'s; its task is the first message typed.
+        const input: Partial<RunInputArgs> = runInput(['…'], values);
+        delete input.task;
+        return await chatCommand(out, { resume: positionals[0], id: values.id, input, taskQueue });
+      }
       case 'worker':
         noPositionals(positionals);
         return await workerCommand(out, taskQueue, values.tools);

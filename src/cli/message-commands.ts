@@ -4,6 +4,7 @@ import { followUntilInterrupted } from './follow.js';
 import { EXIT, UsageError } from './io.js';
 import type { Output } from './io.js';
 import { withClient } from './inspect-commands.js';
+import { plural } from './terminal-text.js';
 
 /** Runs an update command; a run's refusal is a clear one-line error with exit code 1. */
 function updateCommand(
@@ -77,7 +78,10 @@ export function sendCommand(
     const receipt = await keel.sendMessage(runId, text);
     if (before === undefined) {
       if (out.json) out.data({ runId, ...receipt });
-      else out.line(`Sent; ${receipt.queued} message(s) wait for the run's next turn.`);
+      else
+        out.line(
+          `Sent; ${plural(receipt.queued, 'message')} ${receipt.queued === 1 ? 'waits' : 'wait'} for the run's next turn.`,
+        );
       return EXIT.ok;
     }
     const outcome = await followUntilInterrupted(keel, runId, {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { CombinedWorkerRunError, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
@@ -15,6 +14,7 @@ import { DEMO_MODEL, startDemoModel } from './demo.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 import { followRun } from './follow.js';
+import { onInterrupt } from './interrupt.js';
 import { connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
 import type { Output } from './io.js';
 
@@ -127,7 +127,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
 }
 
 /** The worker configuration from the environment, with a hint at the demo when the model is missing. */
-function requireWorkerConfig(): WorkerConfig {
+export function requireWorkerConfig(): WorkerConfig {
   try {
     return workerConfigFromEnvironment();
   } catch (error) {
@@ -140,7 +140,8 @@ function requireWorkerConfig(): WorkerConfig {
   }
 }
 
-async function hostWorkerFor(
+/** A worker for `taskQueue` hosted in this process (`keel run`, `keel chat`): the demo's or the configured one. */
+export async function hostWorkerFor(
   target: TemporalTarget,
   taskQueue: string,
   config: WorkerConfig | undefined,
@@ -158,7 +159,8 @@ async function hostWorkerFor(
     ...(config
       ? await keelOptionsFromConfig(config, { searchAttributes })
       : {
-          openai: createOpenAIClient({ apiKey: 'demo', baseURL: demoModel!.url }),
+          // No key: a made-up one would count as a secret and be redacted wherever the demo's text has it.
+          openai: createOpenAIClient({ apiKey: undefined, baseURL: demoModel!.url }),
           defaultModel: DEMO_MODEL,
           workspace: process.cwd(),
           workspaceProtect: workspaceProtectFromEnvironment(),
@@ -173,7 +175,7 @@ async function hostWorkerFor(
 }
 
 /** Runs `session` while `worker` runs; a worker that fails first fails the command with its own error. */
-async function runHosting(worker: Worker, session: () => Promise<number>): Promise<number> {
+export async function runHosting(worker: Worker, session: () => Promise<number>): Promise<number> {
   try {
     return await worker.runUntil(session);
   } catch (error) {
@@ -192,30 +194,3 @@ const quietLogger = {
   warn: (message: string) => void process.stderr.write(message + '\n'),
   error: (message: string) => void process.stderr.write(message + '\n'),
 };
-
-/**
- * While following: the first Ctrl-C asks "cancel or detach?", a second one detaches at once. Returns
- * the function that stops listening.
- */
-function onInterrupt(out: Output, cancel: () => Promise<void>, detach: () => void): () => void {
-  let asking = false;
-  const handler = (): void => {
-    if (asking) return detach();
-    asking = true;
-    const prompt = createInterface({ input: process.stdin, output: process.stderr });
-    let answered = false;
-    prompt.question('\nCancel the run (c) or detach and leave it running (d)? [c/d] ', (answer) => {
-      answered = true;
-      prompt.close();
-      asking = false;
-      if (answer.trim().toLowerCase().startsWith('c'))
-        void cancel().catch((error: Error) => out.note(error.message));
-      else detach();
-    });
-    prompt.once('close', () => {
-      if (!answered) detach();
-    });
-  };
-  process.on('SIGINT', handler);
-  return () => process.removeListener('SIGINT', handler);
-}

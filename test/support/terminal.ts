@@ -147,6 +147,11 @@ export class Terminal {
     }
   }
 
+  /** Resizes the terminal, as a person dragging its window would: the program gets SIGWINCH. */
+  async resize(columns: number, rows = 40): Promise<void> {
+    await this.#tmux('resize-window', '-x', String(columns), '-y', String(rows));
+  }
+
   /** The PID of the pane's process (the bash that runs the command; the leader of its process group). */
   async pid(): Promise<number> {
     const { stdout } = await this.#tmux('display-message', '-p', '#{pane_pid}');
