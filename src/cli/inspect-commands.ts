@@ -61,8 +61,7 @@ export function resultCommand(out: Output, taskQueue: string, runId: string): Pr
       return result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
     } catch (error) {
       const message = (error as { cause?: Error }).cause?.message ?? (error as Error).message;
-      if (out.json) out.data({ runId, error: message });
-      else out.line(`✘ run ${runId} did not end with a result: ${message}`);
+      out.error('no-result', `✘ run ${runId} did not end with a result: ${message}`, { runId });
       return EXIT.notCompleted;
     }
   });
@@ -77,8 +76,7 @@ export function cancelCommand(out: Output, taskQueue: string, runId: string): Pr
     const { status } = await keel.temporal.workflow.getHandle(runId).describe();
     if (status.name !== 'RUNNING') {
       const message = `Run ${runId} has already ended (${status.name}): there is nothing to cancel. \`keel result ${runId}\` shows how it ended.`;
-      if (out.json) out.data({ runId, cancelRequested: false, status: status.name, error: message });
-      else out.note(message);
+      out.error('run-ended', message, { runId, status: status.name });
       return EXIT.error;
     }
     await keel.cancelRun(runId);

@@ -1,9 +1,12 @@
+import { Console } from 'node:console';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { workerConfigFromEnvironment } from '../config.js';
 import { ConfigError } from '../config-error.js';
 import type { RunInputArgs } from '../contract/run-input.js';
-import { InvalidRunInputError } from '../client.js';
+import { ServiceError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { InvalidRunInputError, RunUpdateRefusedError } from '../client.js';
 import { runWorker } from '../worker.js';
 import { resolveTarget } from './embedded.js';
 import {
@@ -13,7 +16,7 @@ import {
   resultCommand,
   statusCommand,
 } from './inspect-commands.js';
-import { dataDirectory, EXIT, output, taskQueueOf, UsageError } from './io.js';
+import { CliFailure, dataDirectory, EXIT, output, reasonOf, taskQueueOf, UsageError } from './io.js';
 import type { Output } from './io.js';
 import { approveCommand, endCommand, rejectCommand, sendCommand } from './message-commands.js';
 import { HELP } from './help.js';
@@ -59,19 +62,23 @@ const ACCEPTS: Record<string, string[]> = {
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // Usage errors can come before the options are parsed (or from parsing them): `--json` anywhere
+  // before a `--` still asks for the JSON error.
+  const options = argv.indexOf('--') === -1 ? argv : argv.slice(0, argv.indexOf('--'));
+  const early = output(options.includes('--json'));
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(HELP.keel + '\n');
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   const accepted = ACCEPTS[command];
-  if (accepted === undefined) return usage(`Unknown command "${command}".`, 'keel');
+  if (accepted === undefined) return usage(early, `Unknown command "${command}".`, 'keel');
   let parsed: ReturnType<
     typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
   >;
   try {
     parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    return usage((error as Error).message, command);
+    return usage(early, (error as Error).message, command);
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -81,7 +88,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const stray = Object.keys(values).filter(
     (name) => !['json', 'help', 'task-queue', ...accepted].includes(name),
   );
-  if (stray.length > 0) return usage(`Option --${stray[0]} does not apply to "keel ${command}".`, command);
+  if (stray.length > 0)
+    return usage(early, `Option --${stray[0]} does not apply to "keel ${command}".`, command);
   const out = output(values.json === true);
   const taskQueue = taskQueueOf(values['task-queue']);
   try {
@@ -149,6 +157,20 @@ async function workerCommand(
     await runWorker(config, {
       target,
       ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
+      // With --json, stdout carries one JSON line once the worker polls; its own lines go to stderr.
+      ...(out.json
+        ? {
+            console: new Console(process.stderr),
+            onReady: () =>
+              out.data({
+                worker: {
+                  taskQueue,
+                  namespace: target.namespace,
+                  address: target.connectionOptions.address ?? 'localhost:7233',
+                },
+              }),
+          }
+        : {}),
     });
     return EXIT.ok;
   } finally {
@@ -200,18 +222,34 @@ function noPositionals(positionals: string[]): void {
   if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
 }
 
-function usage(message: string, command: string): number {
-  process.stderr.write(`${message}\nSee: keel ${command === 'keel' ? '' : command + ' '}--help\n`);
+function usage(out: Output, message: string, command: string): number {
+  const help = `See: keel ${command === 'keel' ? '' : command + ' '}--help`;
+  out.error('usage', `${message}\n${help}`, { help });
   return EXIT.usage;
 }
 
+/** Every failure of a command, as one line (the JSON error with `--json`) and its exit code. */
 function failure(out: Output, command: string, error: unknown): number {
-  if (error instanceof UsageError) return usage(error.message, command);
-  const known = error instanceof ConfigError || error instanceof InvalidRunInputError;
-  const message = known
-    ? error.message
-    : `keel ${command} failed: ${(error as Error).message ?? String(error)}`;
-  if (out.json) out.data({ error: message });
-  out.note(known ? message : message + (process.env.KEEL_DEBUG ? `\n${(error as Error).stack}` : ''));
+  if (error instanceof UsageError) return usage(out, error.message, command);
+  if (error instanceof CliFailure) {
+    out.error(error.code, error.message, error.extra);
+    return error.exitCode;
+  }
+  const code =
+    error instanceof ConfigError
+      ? 'config'
+      : error instanceof InvalidRunInputError
+        ? 'invalid-run-input'
+        : error instanceof RunUpdateRefusedError
+          ? 'refused'
+          : error instanceof WorkflowNotFoundError
+            ? 'run-not-found'
+            : error instanceof ServiceError
+              ? 'server-error'
+              : 'failed';
+  const known = code !== 'failed' && code !== 'server-error';
+  const message = known ? (error as Error).message : `keel ${command} failed: ${reasonOf(error)}`;
+  out.error(code, message);
+  if (!known && process.env.KEEL_DEBUG) out.note(String((error as Error).stack));
   return EXIT.error;
 }

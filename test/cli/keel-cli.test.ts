@@ -248,7 +248,7 @@ describe('keel against a cluster with its own workers', () => {
         expect(await blocking.aborted.promise).toBeDefined();
         const result = await runCli(['result', runId, ...queue], { env: environment });
         expect(result.code).toBe(3);
-        expect(result.stdout).toContain('did not end with a result');
+        expect(result.stderr).toContain('did not end with a result');
         // Once it has ended, a cancel is not "requested": it is refused, saying why.
         const again = await runCli(['cancel', runId, ...queue], { env: environment });
         expect(again.code).toBe(1);
