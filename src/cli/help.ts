@@ -53,11 +53,19 @@ environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).
   --tools <module>       a JavaScript or TypeScript module exporting your own tools
                          (\`export const tools = [defineTool(…)]\`), offered beside the built-in
                          ones (default: KEEL_TOOLS_MODULE)${COMMON}`,
-  status: `Usage: keel status <run id> [options]${COMMON}`,
+  status: `Usage: keel status <run id> [options]
+
+A running run: its live state (turn, tokens, calls waiting for approval), answered by a worker, or
+that no worker polls its task queue. A run that has ended: how it ended (completed, failed and why,
+cancelled), read from Temporal at once, with or without a worker.${COMMON}`,
   follow: `Usage: keel follow <run id> [options]
 
-Prints progress until the run ends. Ctrl-C stops following; the run goes on.${COMMON}`,
-  result: `Usage: keel result <run id> [options]${COMMON}`,
+Prints progress until the run ends. Ctrl-C stops following; the run goes on. Of a run that has
+ended: how it ended and its result, at once.${COMMON}`,
+  result: `Usage: keel result <run id> [options]
+
+Waits for the run to end and prints its result. Exit code 3 when it ended without completing,
+1 when there is no such run.${COMMON}`,
   list: `Usage: keel list [--limit <n>] [--query <visibility query>] [options]
 
   --limit <n>         most runs to show (default 20)

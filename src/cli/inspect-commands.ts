@@ -1,8 +1,10 @@
+import { WorkflowNotFoundError } from '@temporalio/common';
 import type { KeelClient } from '../client.js';
 import { keelModel, keelStatus, keelTokens, keelTurns } from '../workflows/search-attributes.js';
 import { followUntilInterrupted } from './follow.js';
 import { formatResult, formatState } from './format.js';
-import { connectClient, EXIT, existingTarget } from './io.js';
+import { endingData, endingOf, formatEnding, hasEnded } from './ended-run.js';
+import { connectClient, EXIT, existingTarget, workersPolling } from './io.js';
 import type { Output } from './io.js';
 
 /** Runs `work` with a client on the existing cluster, closing it afterwards. */
@@ -19,26 +21,53 @@ export async function withClient(
   }
 }
 
-/** `keel status <id>`: the run's live state (needs a worker to answer), or its Temporal status. */
+/**
+ * `keel status <id>`: a run that has ended, how it ended (read from Temporal, no worker needed); a
+ * running one, its live state (a query a worker answers), or that no worker polls its task queue.
+ */
 export function statusCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
   return withClient(out, taskQueue, async (keel) => {
     const description = await keel.temporal.workflow.getHandle(runId).describe();
-    try {
-      const state = await keel.getRunState(runId);
-      if (out.json) out.data({ runId, status: description.status.name, state });
-      else for (const line of formatState(runId, state)) out.line(line);
-    } catch {
-      if (out.json) out.data({ runId, status: description.status.name, state: null });
-      else
-        out.line(`run ${runId}: ${description.status.name} (no worker is answering queries for its state)`);
+    const status = description.status.name;
+    if (hasEnded(description)) {
+      const ending = await endingOf(keel, runId);
+      if (out.json) out.data({ runId, status, state: null, ...endingData(ending) });
+      else for (const line of formatEnding(runId, description, ending)) out.line(line);
+      return EXIT.ok;
     }
+    // A query waits for a worker to answer it: without one polling the run's queue, say so at once.
+    if (!(await workersPolling(keel, description.taskQueue))) {
+      if (out.json) out.data({ runId, status, state: null, workersPolling: false });
+      else
+        out.line(
+          `run ${runId}: running, waiting for a worker: none polls its task queue "${description.taskQueue}" (start one with \`keel worker --task-queue ${description.taskQueue}\`)`,
+        );
+      return EXIT.ok;
+    }
+    const state = await keel.getRunState(runId);
+    if (out.json) out.data({ runId, status, state });
+    else for (const line of formatState(runId, state)) out.line(line);
     return EXIT.ok;
   });
 }
 
-/** `keel follow <id>`: prints progress until the run ends (Ctrl-C stops following, not the run). */
+/**
+ * `keel follow <id>`: prints progress until the run ends (Ctrl-C stops following, not the run); of a
+ * run that has ended, how it ended, at once.
+ */
 export function followCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
   return withClient(out, taskQueue, async (keel) => {
+    const description = await keel.temporal.workflow.getHandle(runId).describe();
+    if (hasEnded(description)) {
+      const ending = await endingOf(keel, runId);
+      if (out.json) out.data({ runId, status: description.status.name, ...endingData(ending) });
+      else {
+        const [headline = '', ...how] = formatEnding(runId, description, ending);
+        out.line(headline);
+        for (const line of ending.kind === 'result' ? formatResult(ending.result) : how) out.line(line);
+      }
+      return ending.kind === 'result' && ending.result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
+    }
     const outcome = await followUntilInterrupted(keel, runId, { progress: !out.json, write: out.line });
     if (out.json) out.data({ runId, ...outcome });
     if (outcome.kind === 'detached')
@@ -60,6 +89,7 @@ export function resultCommand(out: Output, taskQueue: string, runId: string): Pr
       else for (const line of formatResult(result)) out.line(line);
       return result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
     } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw error;
       const message = (error as { cause?: Error }).cause?.message ?? (error as Error).message;
       out.error('no-result', `✘ run ${runId} did not end with a result: ${message}`, { runId });
       return EXIT.notCompleted;

@@ -125,11 +125,14 @@ export async function connectClient(
   };
 }
 
-/** Whether some worker polls `taskQueue` for workflow tasks right now (then nobody needs to host one). */
-export async function workersPolling(keel: KeelClient): Promise<boolean> {
+/**
+ * Whether some worker polls the task queue (the client's, or `taskQueue`) for workflow tasks, as the
+ * server saw lately (then nobody needs to host one).
+ */
+export async function workersPolling(keel: KeelClient, taskQueue = keel.taskQueue): Promise<boolean> {
   const response = await keel.temporal.workflowService.describeTaskQueue({
     namespace: keel.temporal.options.namespace,
-    taskQueue: { name: keel.taskQueue },
+    taskQueue: { name: taskQueue },
   });
   return (response.pollers ?? []).length > 0;
 }

@@ -247,6 +247,10 @@ function failure(out: Output, command: string, error: unknown): number {
             : error instanceof ServiceError
               ? 'server-error'
               : 'failed';
+  if (error instanceof WorkflowNotFoundError) {
+    out.error(code, `There is no run ${error.workflowId} (in this namespace).`, { runId: error.workflowId });
+    return EXIT.error;
+  }
   const known = code !== 'failed' && code !== 'server-error';
   const message = known ? (error as Error).message : `keel ${command} failed: ${reasonOf(error)}`;
   out.error(code, message);
