@@ -1,3 +1,5 @@
+import { MAX_TURNS_LIMIT } from '../contract/defaults.js';
+
 /** The options every command takes, and what the exit codes mean. */
 const COMMON = `
 Options for every command:
@@ -39,8 +41,9 @@ Starts a run and follows it: each turn, each tool call and its outcome, tokens.
   --agent <name>         a named agent the worker offers: its instructions, model, tools,
                          approvals and limits, unless other options set their own
   --model <name>         model (default: the agent's, else KEEL_MODEL)
-  --max-turns <n>        model turns before the run stops
-  --tools <a,b>          tools to offer (default: all the worker has)
+  --max-turns <n>        model turns before the run stops (1 to ${MAX_TURNS_LIMIT})
+  --tools <a,b>          tools to offer (default: all the worker has); names as the worker has
+                         them, each once
   --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
   --session              stay open after the answer for \`keel send\` messages; following stops at
                          each answer

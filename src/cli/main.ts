@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { workerConfigFromEnvironment } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunInputArgs } from '../contract/run-input.js';
 import { ServiceError } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
@@ -76,7 +77,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
   >;
   try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: negativeValues(rest),
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     return usage(early, (error as Error).message, command);
   }
@@ -107,12 +113,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await workerCommand(out, taskQueue, values.tools);
       case 'list':
         noPositionals(positionals);
-        return await listCommand(
-          out,
-          taskQueue,
-          positiveInteger(values.limit, '--limit') ?? 20,
-          values.query,
-        );
+        return await listCommand(out, taskQueue, wholeNumber(values.limit, '--limit', 1) ?? 20, values.query);
       case 'approve':
       case 'reject': {
         const [runId, callId] = twoPositionals(positionals, 'the run id and the call id');
@@ -178,6 +179,36 @@ async function workerCommand(
   }
 }
 
+/**
+ * `--max-turns -1` is a value, not an option: parseArgs refuses a value that starts with a dash
+ * unless it is written `--max-turns=-1`, so write it that way (the range check then explains).
+ */
+function negativeValues(args: readonly string[]): string[] {
+  const result: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    const next = args[index + 1];
+    const option = OPTIONS[arg.slice(2) as keyof typeof OPTIONS] as { type: string } | undefined;
+    if (arg.startsWith('--') && option?.type === 'string' && next !== undefined && /^-\d/u.test(next)) {
+      result.push(`${arg}=${next}`);
+      index += 1;
+    } else result.push(arg);
+  }
+  return result;
+}
+
+/** The option of `keel run` that sets each field of the run input, for errors that name it. */
+const FLAG_OF: Partial<Record<string, string>> = {
+  task: 'the task',
+  agent: '--agent',
+  model: '--model',
+  instructions: '--instructions',
+  maxTurns: '--max-turns',
+  tools: '--tools',
+  approvalTools: '--approve',
+};
+
+/** The run input from `keel run`'s arguments, checked against the contract's schema: a bad one is a usage error. */
 function runInput(positionals: string[], values: Record<string, string | boolean | undefined>): RunInputArgs {
   const task = positionals.join(' ').trim();
   if (task === '') throw new UsageError('Give the task, e.g. keel run "Summarise README.md"');
@@ -185,19 +216,35 @@ function runInput(positionals: string[], values: Record<string, string | boolean
   if (typeof values.agent === 'string') input.agent = values.agent;
   if (typeof values.model === 'string') input.model = values.model;
   if (typeof values.instructions === 'string') input.instructions = values.instructions;
-  const maxTurns = positiveInteger(values['max-turns'], '--max-turns');
+  const { minValue, maxValue } = RunLimits.shape.maxTurns;
+  const maxTurns = wholeNumber(values['max-turns'], '--max-turns', minValue ?? 1, maxValue ?? undefined);
   if (maxTurns !== undefined) input.maxTurns = maxTurns;
-  if (typeof values.tools === 'string') input.tools = names(values.tools);
-  if (typeof values.approve === 'string') input.approvalTools = names(values.approve);
+  if (typeof values.tools === 'string') input.tools = names(values.tools, '--tools');
+  if (typeof values.approve === 'string') input.approvalTools = names(values.approve, '--approve');
   if (values.session === true) input.session = true;
+  const parsed = RunInput.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => {
+      const [field] = issue.path;
+      const value = typeof field === 'string' ? (input as Record<string, unknown>)[field] : undefined;
+      const shown = Array.isArray(value) ? ` (${value.join(',')})` : '';
+      return `${FLAG_OF[String(field)] ?? String(field)}: ${issue.message}${shown}`;
+    });
+    throw new UsageError(issues.join('\n'));
+  }
   return input;
 }
 
-function names(list: string): string[] {
-  return list
-    .split(',')
-    .map((name) => name.trim())
-    .filter(Boolean);
+/** Comma-separated names; an empty one (`--tools ""`, `--tools a,,b`) is a mistake, not "no tools". */
+function names(list: string, option: string): string[] {
+  const parts = list.split(',').map((name) => name.trim());
+  if (parts.some((name) => name === ''))
+    throw new UsageError(
+      `${option} needs tool names separated by commas, e.g. ${option} read_file,list_directory (${
+        option === '--tools' ? "without --tools the run gets all of the worker's tools" : 'no empty names'
+      })`,
+    );
+  return parts;
 }
 
 function twoPositionals(positionals: string[], what: string): [string, string] {
@@ -205,11 +252,19 @@ function twoPositionals(positionals: string[], what: string): [string, string] {
   return [positionals[0]!, positionals[1]!];
 }
 
-function positiveInteger(value: unknown, option: string): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1)
-    throw new UsageError(`${option} must be a whole number of at least 1`);
+/** A whole-number option within [min, max] (the contract's limits where it has them). */
+function wholeNumber(
+  value: string | boolean | undefined,
+  option: string,
+  min: number,
+  max?: number,
+): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const number = /^-?\d+$/u.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min || (max !== undefined && number > max))
+    throw new UsageError(
+      `${option} must be a whole number ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, not ${JSON.stringify(value)}`,
+    );
   return number;
 }
 

@@ -1,7 +1,7 @@
 import { RunUpdateRefusedError } from '../client.js';
 import type { KeelClient } from '../client.js';
 import { followUntilInterrupted } from './follow.js';
-import { EXIT, UsageError } from './io.js';
+import { CliFailure, EXIT, UsageError } from './io.js';
 import type { Output } from './io.js';
 import { withClient } from './inspect-commands.js';
 
@@ -73,6 +73,15 @@ export function sendCommand(
   if (text.trim() === '')
     throw new UsageError('Give the message, e.g. keel send <run id> "And now the tests?"');
   return updateCommand(out, taskQueue, runId, async (keel) => {
+    // A run that has ended takes no message, and its state would take a worker to replay: say so.
+    const { status } = await keel.temporal.workflow.getHandle(runId).describe();
+    if (status.name !== 'RUNNING')
+      throw new CliFailure(
+        'run-ended',
+        `Run ${runId} has ended (${status.name}): it takes no more messages. \`keel result ${runId}\` shows how it ended.`,
+        EXIT.error,
+        { runId, status: status.name },
+      );
     const before = wait ? await keel.getRunState(runId) : undefined;
     const receipt = await keel.sendMessage(runId, text);
     if (before === undefined) {

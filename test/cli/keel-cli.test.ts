@@ -52,7 +52,7 @@ describe('keel usage', () => {
     [['status'], 'Give exactly one argument: a run id.'],
     [['list', '--bogus'], "Unknown option '--bogus'"],
     [['status', 'x', '--demo'], 'Option --demo does not apply to "keel status".'],
-    [['run', 'x', '--max-turns', 'lots'], '--max-turns must be a whole number of at least 1'],
+    [['run', 'x', '--max-turns', 'lots'], '--max-turns must be a whole number from 1 to 1000000'],
     [['approve', 'run-1'], 'Give exactly two arguments: the run id and the call id.'],
     [['approve', 'run-1', 'call-1', '--args', '[1]'], '--args must be a JSON object'],
     [['send', 'run-1'], 'Give the run id and the message'],
@@ -228,7 +228,7 @@ describe('keel against a cluster with its own workers', () => {
         ]);
         const late = await cli('send', runId, 'anyone?');
         expect(late.code).toBe(1);
-        expect(late.stderr).toContain(`Refused: Run ${runId} has ended`);
+        expect(late.stderr).toContain(`Run ${runId} has ended (COMPLETED): it takes no more messages`);
       });
     } finally {
       await model.close();
