@@ -33,11 +33,15 @@ Commands:
 \`keel <command> --help\` for a command's options.${COMMON}`,
   run: `Usage: keel run "<task>" [options]
 
-Starts a run and follows it: each turn, each tool call and its outcome, tokens.
+Starts a run and follows it: each turn, each tool call and its outcome, tokens. With
+TEMPORAL_ADDRESS and no worker polling the task queue, it says so and waits for one.
 
-  --demo                 use a built-in scripted model (no key needed; it is not an AI)
+  --demo                 use a built-in scripted model (no key needed; it is not an AI); its
+                         model and worker live in this process, so it cannot --detach
   --detach               print the run id and return at once
-  --id <run id>          workflow id to use (a business key makes starts idempotent)
+  --id <run id>          workflow id to use (a business key makes starts idempotent): a run that
+                         has that id already is not started again; the command follows it, or
+                         shows how it ended, and exits 1 if it was started with another task
   --agent <name>         a named agent the worker offers: its instructions, model, tools,
                          approvals and limits, unless other options set their own
   --model <name>         model (default: the agent's, else KEEL_MODEL)
