@@ -9,6 +9,7 @@ import { ServiceError } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { InvalidRunInputError, RunUpdateRefusedError } from '../client.js';
 import { runWorker } from '../worker.js';
+import { withCtrlCKey } from './ctrl-c-key.js';
 import { resolveTarget } from './embedded.js';
 import {
   cancelCommand,
@@ -60,6 +61,9 @@ const ACCEPTS: Record<string, string[]> = {
   end: [],
 };
 
+/** Commands that go on until the run ends or Ctrl-C. */
+const UNTIL_CTRL_C = ['run', 'worker', 'follow', 'send'];
+
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -98,7 +102,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return usage(early, `Option --${stray[0]} does not apply to "keel ${command}".`, command);
   const out = output(values.json === true);
   const taskQueue = taskQueueOf(values['task-queue']);
-  try {
+  const dispatch = async (): Promise<number> => {
     switch (command) {
       case 'run':
         return await runCommand(out, {
@@ -138,6 +142,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await cancelCommand(out, taskQueue, runId);
       }
     }
+  };
+  try {
+    // Commands that run until Ctrl-C read it as a key in a terminal: see withCtrlCKey.
+    return await (UNTIL_CTRL_C.includes(command) ? withCtrlCKey(dispatch) : dispatch());
   } catch (error) {
     return failure(out, command, error);
   }
