@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { CombinedWorkerRunError, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { CombinedWorkerRunError, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { workerConfigFromEnvironment, workspaceProtectFromEnvironment } from '../config.js';
 import type { WorkerConfig } from '../config.js';
@@ -19,6 +19,7 @@ import type { TemporalTarget } from './embedded.js';
 import { followRun } from './follow.js';
 import { endingData, endingOf, formatEnding } from './ended-run.js';
 import { existingRun } from './existing-run.js';
+import { HostedWorkerLog } from './hosted-worker-log.js';
 import type { ExistingRun } from './existing-run.js';
 import { formatResult } from './format.js';
 import { CliFailure, connectClient, dataDirectory, EXIT, UsageError, workersPolling } from './io.js';
@@ -50,8 +51,10 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
   let config = !options.demo && !remote && !(await localServerRunning()) ? requireWorkerConfig() : undefined;
   // Before anything creates the SDK's runtime (starting the local server does): this process answers
   // Ctrl-C itself (cancel or detach), so a worker it hosts must not shut down on it, and the worker's
-  // lifecycle chatter would drown the progress lines: warnings and errors only.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  // lifecycle chatter would drown the progress lines: warnings and errors only, and those to a file
+  // (the run's own failure line says what happened).
+  const workerLog = new HostedWorkerLog(dataDirectory());
+  Runtime.install({ shutdownSignals: [], logger: workerLog.logger });
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;
@@ -151,6 +154,8 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
     // ends, and should the worker fail first, the command fails at once with the worker's error.
     return hosted ? await runHosting(hosted.worker, session) : await session();
   } finally {
+    if (workerLog.written && !process.env.KEEL_DEBUG)
+      out.note(`The hosted worker's warnings are in ${workerLog.file} (KEEL_DEBUG=1 shows them here).`);
     await client.close();
     await hosted?.connection.close();
     await demoModel?.close();
