@@ -7,6 +7,9 @@ import { endingData, endingOf, formatEnding, hasEnded } from './ended-run.js';
 import { connectClient, EXIT, existingTarget, workersPolling } from './io.js';
 import type { Output } from './io.js';
 
+/** How long `keel status` waits for a worker to answer the state query of a running run. */
+const QUERY_DEADLINE_MS = 5_000;
+
 /** Runs `work` with a client on the existing cluster, closing it afterwards. */
 export async function withClient(
   out: Output,
@@ -44,7 +47,24 @@ export function statusCommand(out: Output, taskQueue: string, runId: string): Pr
         );
       return EXIT.ok;
     }
-    const state = await keel.getRunState(runId);
+    // The server lists a worker that stopped a while ago as polling still: a query then waits for
+    // nobody, so it gets a deadline, and a run without an answering worker is said to be one.
+    const deadline = Date.now() + QUERY_DEADLINE_MS;
+    const state = await keel.temporal.connection
+      .withDeadline(deadline, () => keel.getRunState(runId))
+      .catch((error: unknown) => {
+        // Past the deadline the call ends as DEADLINE_EXCEEDED or CANCELLED: either way, nobody answered.
+        if (Date.now() >= deadline) return undefined;
+        throw error;
+      });
+    if (state === undefined) {
+      if (out.json) out.data({ runId, status, state: null, workersPolling: true });
+      else
+        out.line(
+          `run ${runId}: running, but no worker answered within ${QUERY_DEADLINE_MS / 1000} s: the one polling task queue "${description.taskQueue}" is busy or has stopped`,
+        );
+      return EXIT.ok;
+    }
     if (out.json) out.data({ runId, status, state });
     else for (const line of formatState(runId, state)) out.line(line);
     return EXIT.ok;

@@ -131,6 +131,31 @@ describe('keel status and follow of a run that has ended', () => {
     }
   });
 
+  it('a running run whose worker has stopped: status says no worker answers, within its deadline', async () => {
+    const blocking = blockingTool();
+    const model = await ScriptedModel.start([reply.calls({ name: 'block', arguments: { label: 'x' } })]);
+    try {
+      const { runId, taskQueue } = await withTestWorker(
+        server,
+        { model, tools: [blocking.tool] },
+        async ({ keel, taskQueue }) => {
+          const runId = await keel.startRun({ task: 'Block' });
+          await blocking.started.promise;
+          return { runId, taskQueue };
+        },
+      );
+      // The server still lists the stopped worker as a poller for a while: the query gets a deadline.
+      const status = await timedCli(['status', runId, '--task-queue', taskQueue]);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toMatch(
+        /running, (but no worker answered within 5 s|waiting for a worker: none polls)/u,
+      );
+      await server.client.workflow.getHandle(runId).terminate('test over');
+    } finally {
+      await model.close();
+    }
+  });
+
   it('status, follow and result of a run that does not exist: exit code 1, saying so', async () => {
     const runId = `missing-${randomUUID()}`;
     for (const command of ['status', 'follow', 'result']) {
