@@ -4,7 +4,8 @@ import { MAX_TURNS_LIMIT } from '../contract/defaults.js';
 const COMMON = `
 Options for every command:
   --task-queue <name>   task queue (default: KEEL_TASK_QUEUE or "keel")
-  --json                machine-readable output on stdout
+  --json                machine-readable output on stdout; a failure is one
+                        {"error": {"code": "<kebab-case>", "message": "…", …}}
   -h, --help            this help
 
 Without TEMPORAL_ADDRESS, \`run\` and \`worker\` use the Temporal server on localhost:7233, or start one
@@ -63,7 +64,8 @@ environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).
   status: `Usage: keel status <run id> [options]
 
 A running run: its live state (turn, tokens, calls waiting for approval), answered by a worker, or
-that no worker polls its task queue. A run that has ended: how it ended (completed, failed and why,
+that no worker polls its task queue
+(or answers within 5 s). A run that has ended: how it ended (completed, failed and why,
 cancelled), read from Temporal at once, with or without a worker.${COMMON}`,
   follow: `Usage: keel follow <run id> [options]
 
