@@ -156,6 +156,8 @@ export interface RunWorkerOptions {
   dataDirectory?: string;
   /** Extra `Worker.create` options on top of the configured ones (tests limit concurrency with it). */
   workerOptions?: Partial<WorkerOptions>;
+  /** Where the worker's own lines go (default `console`; `keel worker --json` keeps stdout for JSON). */
+  console?: Pick<Console, 'log' | 'info' | 'warn' | 'error' | 'debug'>;
 }
 
 /**
@@ -164,18 +166,15 @@ export interface RunWorkerOptions {
  * the rest are cancelled and retried by another worker.
  */
 export async function runWorker(config: WorkerConfig, options: RunWorkerOptions = {}): Promise<void> {
-  await checkRunCommandSandbox(config);
+  const say = options.console ?? console;
+  await checkRunCommandSandbox(config, say);
   const { connectionOptions, namespace } = options.target ?? loadClientConnectConfig();
   const address = connectionOptions.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {
     throw unreachableTemporal(address, error);
   });
   try {
-    const searchAttributes = await registerSearchAttributes(
-      connectionOptions,
-      namespace ?? 'default',
-      console,
-    );
+    const searchAttributes = await registerSearchAttributes(connectionOptions, namespace ?? 'default', say);
     const worker = await createKeelWorker({
       ...(await keelOptionsFromConfig(config, { searchAttributes })),
       ...(options.tools ? { tools: options.tools } : {}),
@@ -190,7 +189,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
         ...options.workerOptions,
       },
     });
-    console.log(
+    say.log(
       `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
         `server ${address}), workspace ${config.workspace} ` +
         `(protected: ${config.workspaceProtect.join(', ') || 'nothing'}), ` +

@@ -1,6 +1,6 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { RunUpdateRefusedError } from '../client.js';
 import type { KeelClient } from '../client.js';
@@ -8,6 +8,7 @@ import type { RunInputArgs } from '../contract/run-input.js';
 import type { PendingApproval, RunState } from '../contract/run-state.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import { followRun } from './follow.js';
+import { HostedWorkerLog } from './hosted-worker-log.js';
 import type { FollowOutcome } from './follow.js';
 import { onInterrupt } from './interrupt.js';
 import { connectClient, dataDirectory, EXIT, UsageError, workersPolling } from './io.js';
@@ -46,8 +47,9 @@ export async function chatCommand(out: Output, options: ChatCommandOptions): Pro
     throw new UsageError('Run options (--model, --tools, …) apply to a new session only.');
   const remote = loadClientConnectConfig().connectionOptions.address !== undefined;
   let config = !remote && !(await localServerRunning()) ? requireWorkerConfig() : undefined;
-  // As in `keel run`: this process answers Ctrl-C itself, and a hosted worker only warns.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  // As in `keel run`: this process answers Ctrl-C itself, and a hosted worker's warnings go to a file.
+  const workerLog = new HostedWorkerLog(dataDirectory());
+  Runtime.install({ shutdownSignals: [], logger: workerLog.logger });
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const client = await connectClient(target, options.taskQueue);
   const prompt = new LinePrompt();
@@ -61,6 +63,8 @@ export async function chatCommand(out: Output, options: ChatCommandOptions): Pro
     return hosted ? await runHosting(hosted.worker, () => chat.run()) : await chat.run();
   } finally {
     prompt.close();
+    if (workerLog.written && !process.env.KEEL_DEBUG)
+      out.note(`The hosted worker's warnings are in ${workerLog.file} (KEEL_DEBUG=1 shows them here).`);
     await client.close();
     await hosted?.connection.close();
     await target.embedded?.stop();

@@ -1,8 +1,11 @@
+import { MAX_TURNS_LIMIT } from '../contract/defaults.js';
+
 /** The options every command takes, and what the exit codes mean. */
 const COMMON = `
 Options for every command:
   --task-queue <name>   task queue (default: KEEL_TASK_QUEUE or "keel")
-  --json                machine-readable output on stdout
+  --json                machine-readable output on stdout; a failure is one
+                        {"error": {"code": "<kebab-case>", "message": "…", …}}
   -h, --help            this help
 
 Without TEMPORAL_ADDRESS, \`run\` and \`worker\` use the Temporal server on localhost:7233, or start one
@@ -34,16 +37,21 @@ Commands:
 \`keel <command> --help\` for a command's options.${COMMON}`,
   run: `Usage: keel run "<task>" [options]
 
-Starts a run and follows it: each turn, each tool call and its outcome, tokens.
+Starts a run and follows it: each turn, each tool call and its outcome, tokens. With
+TEMPORAL_ADDRESS and no worker polling the task queue, it says so and waits for one.
 
-  --demo                 use a built-in scripted model (no key needed; it is not an AI)
+  --demo                 use a built-in scripted model (no key needed; it is not an AI); its
+                         model and worker live in this process, so it cannot --detach
   --detach               print the run id and return at once
-  --id <run id>          workflow id to use (a business key makes starts idempotent)
+  --id <run id>          workflow id to use (a business key makes starts idempotent): a run that
+                         has that id already is not started again; the command follows it, or
+                         shows how it ended, and exits 1 if it was started with another task
   --agent <name>         a named agent the worker offers: its instructions, model, tools,
                          approvals and limits, unless other options set their own
   --model <name>         model (default: the agent's, else KEEL_MODEL)
-  --max-turns <n>        model turns before the run stops
-  --tools <a,b>          tools to offer (default: all the worker has)
+  --max-turns <n>        model turns before the run stops (1 to ${MAX_TURNS_LIMIT})
+  --tools <a,b>          tools to offer (default: all the worker has); names as the worker has
+                         them, each once
   --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
   --session              stay open after the answer for \`keel send\` messages; following stops at
                          each answer
@@ -70,11 +78,20 @@ environment variables (see README: OPENAI_API_KEY, KEEL_WORKSPACE, …).
   --tools <module>       a JavaScript or TypeScript module exporting your own tools
                          (\`export const tools = [defineTool(…)]\`), offered beside the built-in
                          ones (default: KEEL_TOOLS_MODULE)${COMMON}`,
-  status: `Usage: keel status <run id> [options]${COMMON}`,
+  status: `Usage: keel status <run id> [options]
+
+A running run: its live state (turn, tokens, calls waiting for approval), answered by a worker, or
+that no worker polls its task queue
+(or answers within 5 s). A run that has ended: how it ended (completed, failed and why,
+cancelled), read from Temporal at once, with or without a worker.${COMMON}`,
   follow: `Usage: keel follow <run id> [options]
 
-Prints progress until the run ends. Ctrl-C stops following; the run goes on.${COMMON}`,
-  result: `Usage: keel result <run id> [options]${COMMON}`,
+Prints progress until the run ends. Ctrl-C stops following; the run goes on. Of a run that has
+ended: how it ended and its result, at once.${COMMON}`,
+  result: `Usage: keel result <run id> [options]
+
+Waits for the run to end and prints its result. Exit code 3 when it ended without completing,
+1 when there is no such run.${COMMON}`,
   list: `Usage: keel list [--limit <n>] [--query <visibility query>] [options]
 
   --limit <n>         most runs to show (default 20)

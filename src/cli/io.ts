@@ -14,14 +14,44 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/**
+ * A command failed in a way it has a name for: `code` is stable kebab-case (the `--json` error's
+ * `code`), `exitCode` one of {@link EXIT}, `extra` goes beside the message in the JSON error.
+ */
+export class CliFailure extends Error {
+  override name = 'CliFailure';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: number = EXIT.error,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The one shape of every error a command prints with `--json`, on stdout:
+ * `{"error": {"code": "<kebab-case>", "message": "<one line>", ...extra}}`.
+ */
+export interface JsonError {
+  error: { code: string; message: string; [field: string]: unknown };
+}
+
 /** Where the CLI writes: progress and results to stdout, notes to stderr (so `--json` stays parseable). */
 export interface Output {
   json: boolean;
   line: (text: string) => void;
   note: (text: string) => void;
   data: (value: unknown) => void;
+  /**
+   * A failure: the message on stderr always, and with `--json` the {@link JsonError} on stdout (its
+   * message on one line).
+   */
+  error: (code: string, message: string, extra?: Record<string, unknown>) => void;
 }
 
+/** The output of a command; `json` when `--json` was given. */
 export function output(json: boolean): Output {
   return {
     json,
@@ -30,7 +60,42 @@ export function output(json: boolean): Output {
     },
     note: (text) => process.stderr.write(text + '\n'),
     data: (value) => process.stdout.write(JSON.stringify(value, null, json ? 2 : undefined) + '\n'),
+    error: (code, message, extra = {}) => {
+      if (json) {
+        const error: JsonError = { error: { ...extra, code, message: oneLine(message) } };
+        process.stdout.write(JSON.stringify(error, null, 2) + '\n');
+      }
+      process.stderr.write(message + '\n');
+    },
   };
+}
+
+/** A message of several lines (a list of input issues, say) as one: the lines joined by "; ". */
+function oneLine(message: string): string {
+  return message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join('; ')
+    .replace(/:;/gu, ':');
+}
+
+/**
+ * An error's message with the reason underneath: the Temporal client's `ServiceError` says only what
+ * failed ("Failed to list workflows"); the server's own words are in its cause's `details`.
+ */
+export function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { details?: unknown; message?: unknown } | undefined;
+  const detail =
+    typeof cause?.details === 'string' && cause.details !== ''
+      ? cause.details
+      : typeof cause?.message === 'string'
+        ? cause.message
+        : undefined;
+  return detail === undefined || error.message.includes(detail)
+    ? error.message
+    : `${error.message}: ${detail}`;
 }
 
 /** Project-local data of the embedded server (`.keel/` in the current directory). */
@@ -60,11 +125,14 @@ export async function connectClient(
   };
 }
 
-/** Whether some worker polls `taskQueue` for workflow tasks right now (then nobody needs to host one). */
-export async function workersPolling(keel: KeelClient): Promise<boolean> {
+/**
+ * Whether some worker polls the task queue (the client's, or `taskQueue`) for workflow tasks, as the
+ * server saw lately (then nobody needs to host one).
+ */
+export async function workersPolling(keel: KeelClient, taskQueue = keel.taskQueue): Promise<boolean> {
   const response = await keel.temporal.workflowService.describeTaskQueue({
     namespace: keel.temporal.options.namespace,
-    taskQueue: { name: keel.taskQueue },
+    taskQueue: { name: taskQueue },
   });
   return (response.pollers ?? []).length > 0;
 }

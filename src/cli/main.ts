@@ -1,10 +1,15 @@
+import { Console } from 'node:console';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { workerConfigFromEnvironment } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunInputArgs } from '../contract/run-input.js';
-import { InvalidRunInputError } from '../client.js';
+import { ServiceError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { InvalidRunInputError, RunUpdateRefusedError } from '../client.js';
 import { runWorker } from '../worker.js';
+import { withCtrlCKey } from './ctrl-c-key.js';
 import { resolveTarget } from './embedded.js';
 import {
   cancelCommand,
@@ -13,7 +18,7 @@ import {
   resultCommand,
   statusCommand,
 } from './inspect-commands.js';
-import { dataDirectory, EXIT, output, taskQueueOf, UsageError } from './io.js';
+import { CliFailure, dataDirectory, EXIT, output, reasonOf, taskQueueOf, UsageError } from './io.js';
 import type { Output } from './io.js';
 import { chatCommand } from './chat-command.js';
 import { approveCommand, endCommand, rejectCommand, sendCommand } from './message-commands.js';
@@ -60,22 +65,34 @@ const ACCEPTS: Record<string, string[]> = {
   server: [],
 };
 
+/** Commands that go on until the run ends or Ctrl-C. */
+const UNTIL_CTRL_C = ['run', 'worker', 'follow', 'send'];
+
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // Usage errors can come before the options are parsed (or from parsing them): `--json` anywhere
+  // before a `--` still asks for the JSON error.
+  const options = argv.indexOf('--') === -1 ? argv : argv.slice(0, argv.indexOf('--'));
+  const early = output(options.includes('--json'));
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(HELP.keel + '\n');
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   const accepted = ACCEPTS[command];
-  if (accepted === undefined) return usage(`Unknown command "${command}".`, 'keel');
+  if (accepted === undefined) return usage(early, `Unknown command "${command}".`, 'keel');
   let parsed: ReturnType<
     typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
   >;
   try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: negativeValues(rest),
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
-    return usage((error as Error).message, command);
+    return usage(early, (error as Error).message, command);
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -85,10 +102,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   const stray = Object.keys(values).filter(
     (name) => !['json', 'help', 'task-queue', ...accepted].includes(name),
   );
-  if (stray.length > 0) return usage(`Option --${stray[0]} does not apply to "keel ${command}".`, command);
+  if (stray.length > 0)
+    return usage(early, `Option --${stray[0]} does not apply to "keel ${command}".`, command);
   const out = output(values.json === true);
   const taskQueue = taskQueueOf(values['task-queue']);
-  try {
+  const dispatch = async (): Promise<number> => {
     switch (command) {
       case 'run':
         return await runCommand(out, {
@@ -113,12 +131,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await serverCommand(out, positionals);
       case 'list':
         noPositionals(positionals);
-        return await listCommand(
-          out,
-          taskQueue,
-          positiveInteger(values.limit, '--limit') ?? 20,
-          values.query,
-        );
+        return await listCommand(out, taskQueue, wholeNumber(values.limit, '--limit', 1) ?? 20, values.query);
       case 'approve':
       case 'reject': {
         const [runId, callId] = twoPositionals(positionals, 'the run id and the call id');
@@ -143,6 +156,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await cancelCommand(out, taskQueue, runId);
       }
     }
+  };
+  try {
+    // Commands that run until Ctrl-C read it as a key in a terminal: see withCtrlCKey.
+    return await (UNTIL_CTRL_C.includes(command) ? withCtrlCKey(dispatch) : dispatch());
   } catch (error) {
     return failure(out, command, error);
   }
@@ -163,6 +180,20 @@ async function workerCommand(
     await runWorker(config, {
       target,
       ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
+      // With --json, stdout carries one JSON line once the worker polls; its own lines go to stderr.
+      ...(out.json
+        ? {
+            console: new Console(process.stderr),
+            onReady: () =>
+              out.data({
+                worker: {
+                  taskQueue,
+                  namespace: target.namespace,
+                  address: target.connectionOptions.address ?? 'localhost:7233',
+                },
+              }),
+          }
+        : {}),
     });
     return EXIT.ok;
   } finally {
@@ -170,6 +201,36 @@ async function workerCommand(
   }
 }
 
+/**
+ * `--max-turns -1` is a value, not an option: parseArgs refuses a value that starts with a dash
+ * unless it is written `--max-turns=-1`, so write it that way (the range check then explains).
+ */
+function negativeValues(args: readonly string[]): string[] {
+  const result: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    const next = args[index + 1];
+    const option = OPTIONS[arg.slice(2) as keyof typeof OPTIONS] as { type: string } | undefined;
+    if (arg.startsWith('--') && option?.type === 'string' && next !== undefined && /^-\d/u.test(next)) {
+      result.push(`${arg}=${next}`);
+      index += 1;
+    } else result.push(arg);
+  }
+  return result;
+}
+
+/** The option of `keel run` that sets each field of the run input, for errors that name it. */
+const FLAG_OF: Partial<Record<string, string>> = {
+  task: 'the task',
+  agent: '--agent',
+  model: '--model',
+  instructions: '--instructions',
+  maxTurns: '--max-turns',
+  tools: '--tools',
+  approvalTools: '--approve',
+};
+
+/** The run input from `keel run`'s arguments, checked against the contract's schema: a bad one is a usage error. */
 function runInput(positionals: string[], values: Record<string, string | boolean | undefined>): RunInputArgs {
   const task = positionals.join(' ').trim();
   if (task === '') throw new UsageError('Give the task, e.g. keel run "Summarise README.md"');
@@ -177,19 +238,35 @@ function runInput(positionals: string[], values: Record<string, string | boolean
   if (typeof values.agent === 'string') input.agent = values.agent;
   if (typeof values.model === 'string') input.model = values.model;
   if (typeof values.instructions === 'string') input.instructions = values.instructions;
-  const maxTurns = positiveInteger(values['max-turns'], '--max-turns');
+  const { minValue, maxValue } = RunLimits.shape.maxTurns;
+  const maxTurns = wholeNumber(values['max-turns'], '--max-turns', minValue ?? 1, maxValue ?? undefined);
   if (maxTurns !== undefined) input.maxTurns = maxTurns;
-  if (typeof values.tools === 'string') input.tools = names(values.tools);
-  if (typeof values.approve === 'string') input.approvalTools = names(values.approve);
+  if (typeof values.tools === 'string') input.tools = names(values.tools, '--tools');
+  if (typeof values.approve === 'string') input.approvalTools = names(values.approve, '--approve');
   if (values.session === true) input.session = true;
+  const parsed = RunInput.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => {
+      const [field] = issue.path;
+      const value = typeof field === 'string' ? (input as Record<string, unknown>)[field] : undefined;
+      const shown = Array.isArray(value) ? ` (${value.join(',')})` : '';
+      return `${FLAG_OF[String(field)] ?? String(field)}: ${issue.message}${shown}`;
+    });
+    throw new UsageError(issues.join('\n'));
+  }
   return input;
 }
 
-function names(list: string): string[] {
-  return list
-    .split(',')
-    .map((name) => name.trim())
-    .filter(Boolean);
+/** Comma-separated names; an empty one (`--tools ""`, `--tools a,,b`) is a mistake, not "no tools". */
+function names(list: string, option: string): string[] {
+  const parts = list.split(',').map((name) => name.trim());
+  if (parts.some((name) => name === ''))
+    throw new UsageError(
+      `${option} needs tool names separated by commas, e.g. ${option} read_file,list_directory (${
+        option === '--tools' ? "without --tools the run gets all of the worker's tools" : 'no empty names'
+      })`,
+    );
+  return parts;
 }
 
 function twoPositionals(positionals: string[], what: string): [string, string] {
@@ -197,11 +274,19 @@ function twoPositionals(positionals: string[], what: string): [string, string] {
   return [positionals[0]!, positionals[1]!];
 }
 
-function positiveInteger(value: unknown, option: string): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1)
-    throw new UsageError(`${option} must be a whole number of at least 1`);
+/** A whole-number option within [min, max] (the contract's limits where it has them). */
+function wholeNumber(
+  value: string | boolean | undefined,
+  option: string,
+  min: number,
+  max?: number,
+): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const number = /^-?\d+$/u.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min || (max !== undefined && number > max))
+    throw new UsageError(
+      `${option} must be a whole number ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, not ${JSON.stringify(value)}`,
+    );
   return number;
 }
 
@@ -214,18 +299,38 @@ function noPositionals(positionals: string[]): void {
   if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
 }
 
-function usage(message: string, command: string): number {
-  process.stderr.write(`${message}\nSee: keel ${command === 'keel' ? '' : command + ' '}--help\n`);
+function usage(out: Output, message: string, command: string): number {
+  const help = `See: keel ${command === 'keel' ? '' : command + ' '}--help`;
+  out.error('usage', `${message}\n${help}`, { help });
   return EXIT.usage;
 }
 
+/** Every failure of a command, as one line (the JSON error with `--json`) and its exit code. */
 function failure(out: Output, command: string, error: unknown): number {
-  if (error instanceof UsageError) return usage(error.message, command);
-  const known = error instanceof ConfigError || error instanceof InvalidRunInputError;
-  const message = known
-    ? error.message
-    : `keel ${command} failed: ${(error as Error).message ?? String(error)}`;
-  if (out.json) out.data({ error: message });
-  out.note(known ? message : message + (process.env.KEEL_DEBUG ? `\n${(error as Error).stack}` : ''));
+  if (error instanceof UsageError) return usage(out, error.message, command);
+  if (error instanceof CliFailure) {
+    out.error(error.code, error.message, error.extra);
+    return error.exitCode;
+  }
+  const code =
+    error instanceof ConfigError
+      ? 'config'
+      : error instanceof InvalidRunInputError
+        ? 'invalid-run-input'
+        : error instanceof RunUpdateRefusedError
+          ? 'refused'
+          : error instanceof WorkflowNotFoundError
+            ? 'run-not-found'
+            : error instanceof ServiceError
+              ? 'server-error'
+              : 'failed';
+  if (error instanceof WorkflowNotFoundError) {
+    out.error(code, `There is no run ${error.workflowId} (in this namespace).`, { runId: error.workflowId });
+    return EXIT.error;
+  }
+  const known = code !== 'failed' && code !== 'server-error';
+  const message = known ? (error as Error).message : `keel ${command} failed: ${reasonOf(error)}`;
+  out.error(code, message);
+  if (!known && process.env.KEEL_DEBUG) out.note(String((error as Error).stack));
   return EXIT.error;
 }

@@ -1,7 +1,7 @@
 import { RunUpdateRefusedError } from '../client.js';
 import type { KeelClient } from '../client.js';
 import { followUntilInterrupted } from './follow.js';
-import { EXIT, UsageError } from './io.js';
+import { CliFailure, EXIT, UsageError } from './io.js';
 import type { Output } from './io.js';
 import { withClient } from './inspect-commands.js';
 import { plural } from './terminal-text.js';
@@ -10,6 +10,7 @@ import { plural } from './terminal-text.js';
 function updateCommand(
   out: Output,
   taskQueue: string,
+  runId: string,
   work: (keel: KeelClient) => Promise<number>,
 ): Promise<number> {
   return withClient(out, taskQueue, async (keel) => {
@@ -17,8 +18,7 @@ function updateCommand(
       return await work(keel);
     } catch (error) {
       if (!(error instanceof RunUpdateRefusedError)) throw error;
-      if (out.json) out.data({ refused: error.message });
-      out.note(`Refused: ${error.message}`);
+      out.error('refused', `Refused: ${error.message}`, { runId });
       return EXIT.error;
     }
   });
@@ -33,7 +33,7 @@ export function approveCommand(
   options: { argumentsJson?: string; note?: string },
 ): Promise<number> {
   const edited = options.argumentsJson === undefined ? undefined : jsonObject(options.argumentsJson);
-  return updateCommand(out, taskQueue, async (keel) => {
+  return updateCommand(out, taskQueue, runId, async (keel) => {
     const decision = await keel.approveCall(runId, callId, {
       ...(edited !== undefined ? { arguments: edited } : {}),
       ...(options.note !== undefined ? { note: options.note } : {}),
@@ -55,7 +55,7 @@ export function rejectCommand(
   callId: string,
   reason: string | undefined,
 ): Promise<number> {
-  return updateCommand(out, taskQueue, async (keel) => {
+  return updateCommand(out, taskQueue, runId, async (keel) => {
     const decision = await keel.rejectCall(runId, callId, reason);
     if (out.json) out.data({ runId, ...decision });
     else out.line(`Rejected ${callId}; the model is told${reason !== undefined ? ' why' : ''}.`);
@@ -73,7 +73,16 @@ export function sendCommand(
 ): Promise<number> {
   if (text.trim() === '')
     throw new UsageError('Give the message, e.g. keel send <run id> "And now the tests?"');
-  return updateCommand(out, taskQueue, async (keel) => {
+  return updateCommand(out, taskQueue, runId, async (keel) => {
+    // A run that has ended takes no message, and its state would take a worker to replay: say so.
+    const { status } = await keel.temporal.workflow.getHandle(runId).describe();
+    if (status.name !== 'RUNNING')
+      throw new CliFailure(
+        'run-ended',
+        `Run ${runId} has ended (${status.name}): it takes no more messages. \`keel result ${runId}\` shows how it ended.`,
+        EXIT.error,
+        { runId, status: status.name },
+      );
     const before = wait ? await keel.getRunState(runId) : undefined;
     const receipt = await keel.sendMessage(runId, text);
     if (before === undefined) {
@@ -97,7 +106,7 @@ export function sendCommand(
 
 /** `keel end <id>`: ends a session (at once when idle, else after its current answer). */
 export function endCommand(out: Output, taskQueue: string, runId: string): Promise<number> {
-  return updateCommand(out, taskQueue, async (keel) => {
+  return updateCommand(out, taskQueue, runId, async (keel) => {
     await keel.endSession(runId);
     if (out.json) out.data({ runId, ending: true });
     else out.line(`Session ${runId} ends after its current answer; \`keel result ${runId}\` shows it.`);

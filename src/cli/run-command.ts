@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { CombinedWorkerRunError, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { CombinedWorkerRunError, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { workerConfigFromEnvironment, workspaceProtectFromEnvironment } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import type { KeelClient } from '../client.js';
 import type { RunInputArgs } from '../contract/run-input.js';
+import { shorten } from '../contract/text.js';
 import { createOpenAIClient } from '../model/client.js';
 import { registerSearchAttributes } from '../search-attributes-setup.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
@@ -14,8 +16,13 @@ import { DEMO_MODEL, startDemoModel } from './demo.js';
 import { localServerRunning, resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 import { followRun } from './follow.js';
+import { endingData, endingOf, formatEnding } from './ended-run.js';
+import { existingRun } from './existing-run.js';
+import { HostedWorkerLog } from './hosted-worker-log.js';
+import type { ExistingRun } from './existing-run.js';
+import { formatResult } from './format.js';
 import { onInterrupt } from './interrupt.js';
-import { connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
+import { CliFailure, connectClient, dataDirectory, EXIT, UsageError, workersPolling } from './io.js';
 import type { Output } from './io.js';
 
 /** What `keel run` was asked to do. */
@@ -34,22 +41,41 @@ export interface RunCommandOptions {
  * one. Ctrl-C asks whether to cancel the run or detach from it.
  */
 export async function runCommand(out: Output, options: RunCommandOptions): Promise<number> {
+  if (options.demo && options.detach)
+    throw new UsageError(
+      "--demo cannot --detach: the demo's scripted model and the worker that runs it live in this process, so a detached demo run would never go on. Run it without --detach (Ctrl-C then asks whether to cancel it).",
+    );
   const remote = loadClientConnectConfig().connectionOptions.address !== undefined;
   // A local server that is not running yet will be started here, and then only this process can
   // host the worker: check its configuration before starting anything.
   let config = !options.demo && !remote && !(await localServerRunning()) ? requireWorkerConfig() : undefined;
   // Before anything creates the SDK's runtime (starting the local server does): this process answers
   // Ctrl-C itself (cancel or detach), so a worker it hosts must not shut down on it, and the worker's
-  // lifecycle chatter would drown the progress lines: warnings and errors only.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  // lifecycle chatter would drown the progress lines: warnings and errors only, and those to a file
+  // (the run's own failure line says what happened).
+  const workerLog = new HostedWorkerLog(dataDirectory());
+  Runtime.install({ shutdownSignals: [], logger: workerLog.logger });
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;
   let hosted: { worker: Worker; connection: NativeConnection } | undefined;
   const client = await connectClient(target, taskQueue);
   try {
+    // A run id names one run: a start with an id that is taken returns that run, so say which it is.
+    const existing = options.runId ? await existingRun(client.keel, options.runId) : undefined;
+    if (existing) {
+      const shown = refuseOtherTask(existing, options);
+      if (existing.ended) return await showEnded(out, client.keel, shown, existing);
+    }
     // Host a worker for the demo, and locally when no worker (say, `keel worker`) serves the queue.
-    const hostWorker = options.demo || (!remote && !(await workersPolling(client.keel)));
+    const polled = !options.demo && (await workersPolling(client.keel));
+    const hostWorker = options.demo || (!remote && !polled);
+    // On a cluster nobody hosts a worker for us: the run waits for one, which is worth saying at once.
+    const address = target.connectionOptions.address ?? 'localhost:7233';
+    const noWorker =
+      remote && !polled
+        ? `No worker polls task queue "${taskQueue}" on ${address} (namespace ${target.namespace}): the run waits until one does. Start one with \`keel worker --task-queue ${taskQueue}\` against the same server.`
+        : undefined;
     if (hostWorker && !options.demo) config ??= requireWorkerConfig();
     if (hostWorker) {
       demoModel = options.demo ? await startDemoModel() : undefined;
@@ -61,9 +87,14 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
         options.runId ? { runId: options.runId, idempotent: true } : {},
       );
       const announce = (): void => {
-        out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
+        if (existing)
+          out.note(
+            `Run ${runId} was already running (started ${existing.description.startTime.toISOString()}); following it.`,
+          );
+        else out.note(`Run ${runId} started${options.demo ? ' with the scripted demo model' : ''}.`);
         if (target.uiUrl)
           out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${runId}`);
+        if (noWorker) out.note(noWorker);
       };
       if (options.detach) {
         announce();
@@ -102,7 +133,11 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
         if (outcome.kind === 'answered') return EXIT.ok;
         if (outcome.kind === 'detached') {
           out.note(`Detached from ${runId}. \`keel follow ${runId}\` to watch it again.`);
-          if (hosted)
+          if (options.demo)
+            out.note(
+              `The demo run cannot go on without this process (its scripted model and worker were here): \`keel cancel ${runId}\` ends it.`,
+            );
+          else if (hosted)
             out.note(
               'This process hosted the only worker; the run goes on once one runs again (`keel worker`).',
             );
@@ -119,11 +154,56 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
     // ends, and should the worker fail first, the command fails at once with the worker's error.
     return hosted ? await runHosting(hosted.worker, session) : await session();
   } finally {
+    if (workerLog.written && !process.env.KEEL_DEBUG)
+      out.note(`The hosted worker's warnings are in ${workerLog.file} (KEEL_DEBUG=1 shows them here).`);
     await client.close();
     await hosted?.connection.close();
     await demoModel?.close();
     await target.embedded?.stop();
   }
+}
+
+/**
+ * The id of a run that exists already, unless it was started with another task: a business key
+ * that is reused for other work is a mistake to point out, not a run to replay.
+ */
+function refuseOtherTask(existing: ExistingRun, options: RunCommandOptions): string {
+  const runId = existing.description.workflowId;
+  if (existing.task !== undefined && existing.task.trim() !== options.input.task.trim()) {
+    const status = existing.description.status.name;
+    throw new CliFailure(
+      'run-exists',
+      `Run ${runId} already exists (${status}) with another task: ${JSON.stringify(shorten(existing.task, 120))}. ` +
+        `A run id names one run, so nothing was started: give another --id for this task, or \`keel result ${runId}\` for that run.`,
+      EXIT.error,
+      { runId, status },
+    );
+  }
+  return runId;
+}
+
+/** `keel run --id <id>` of a run that has ended: it is not run again; how it ended is the answer. */
+async function showEnded(
+  out: Output,
+  keel: KeelClient,
+  runId: string,
+  existing: ExistingRun,
+): Promise<number> {
+  const ending = await endingOf(keel, runId);
+  const status = existing.description.status.name;
+  const closed = existing.description.closeTime?.toISOString() ?? 'earlier';
+  out.note(
+    `Run ${runId} already ran: it ended (${status}) at ${closed}. A run id names one run, so it was not started again; give another --id for a new run.`,
+  );
+  if (out.json) out.data({ runId, alreadyRan: true, status, ...endingData(ending) });
+  else {
+    const lines =
+      ending.kind === 'result'
+        ? formatResult(ending.result)
+        : formatEnding(runId, existing.description, ending).slice(1);
+    for (const line of lines) out.line(line);
+  }
+  return ending.kind === 'result' && ending.result.status === 'completed' ? EXIT.ok : EXIT.notCompleted;
 }
 
 /** The worker configuration from the environment, with a hint at the demo when the model is missing. */

@@ -52,7 +52,7 @@ describe('keel usage', () => {
     [['status'], 'Give exactly one argument: a run id.'],
     [['list', '--bogus'], "Unknown option '--bogus'"],
     [['status', 'x', '--demo'], 'Option --demo does not apply to "keel status".'],
-    [['run', 'x', '--max-turns', 'lots'], '--max-turns must be a whole number of at least 1'],
+    [['run', 'x', '--max-turns', 'lots'], '--max-turns must be a whole number from 1 to 1000000'],
     [['approve', 'run-1'], 'Give exactly two arguments: the run id and the call id.'],
     [['approve', 'run-1', 'call-1', '--args', '[1]'], '--args must be a JSON object'],
     [['send', 'run-1'], 'Give the run id and the message'],
@@ -148,11 +148,12 @@ describe('keel against a cluster with its own workers', () => {
         expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', finalText: 'done', turns: 2 });
 
         const status = await runCli(['status', runId, ...queue], { env: environment });
-        expect(status.stdout).toContain('completed · turn 2 of 5');
+        expect(status.stdout).toContain(`run ${runId} has ended`);
+        expect(status.stdout).toContain('✔ completed (2 turns');
 
         const follow = await runCli(['follow', runId, ...queue], { env: environment });
-        expect(follow.stdout).toContain('→ echo hi');
         expect(follow.stdout).toContain('✔ completed');
+        expect(follow.stdout).toContain('done');
 
         let listed: Array<{ runId: string; keelStatus: string }> = [];
         // Visibility is eventually consistent: ask until the run shows up.
@@ -227,7 +228,7 @@ describe('keel against a cluster with its own workers', () => {
         ]);
         const late = await cli('send', runId, 'anyone?');
         expect(late.code).toBe(1);
-        expect(late.stderr).toContain(`Refused: Run ${runId} has ended`);
+        expect(late.stderr).toContain(`Run ${runId} has ended (COMPLETED): it takes no more messages`);
       });
     } finally {
       await model.close();
@@ -248,7 +249,7 @@ describe('keel against a cluster with its own workers', () => {
         expect(await blocking.aborted.promise).toBeDefined();
         const result = await runCli(['result', runId, ...queue], { env: environment });
         expect(result.code).toBe(3);
-        expect(result.stdout).toContain('did not end with a result');
+        expect(result.stderr).toContain('did not end with a result');
         // Once it has ended, a cancel is not "requested": it is refused, saying why.
         const again = await runCli(['cancel', runId, ...queue], { env: environment });
         expect(again.code).toBe(1);

@@ -1,0 +1,39 @@
+/**
+ * While `work` runs in a terminal, Ctrl-C is read as a key (raw mode) instead of sent as a signal,
+ * and handed to this process's SIGINT listeners as the signal would be. The terminal sends SIGINT to
+ * its whole foreground process group: under `npx keel` that group holds npm and its `sh -c`
+ * wrapper, the shell dies of it, and npm exits 130 at once while Keel still asks "cancel or
+ * detach?" and, detached, exits 0 unseen. As a key it reaches Keel alone.
+ */
+export async function withCtrlCKey<T>(work: () => Promise<T>): Promise<T> {
+  const input = process.stdin;
+  if (!input.isTTY) return work();
+  const setRawMode = input.setRawMode.bind(input);
+  const onData = (chunk: Buffer | string): void => {
+    if (chunk.includes('\u0003')) interrupt(setRawMode);
+  };
+  // A prompt's readline turns raw mode off and pauses stdin when it closes; Ctrl-C must stay a key
+  // (and keep being read) until `work` is done.
+  const stayFlowing = (): void => void input.resume();
+  input.setRawMode = () => setRawMode(true);
+  setRawMode(true);
+  input.on('data', onData).on('pause', stayFlowing).resume();
+  try {
+    return await work();
+  } finally {
+    input.off('data', onData).off('pause', stayFlowing);
+    input.setRawMode = setRawMode;
+    setRawMode(false);
+    input.pause();
+  }
+}
+
+/** Ctrl-C: the process's SIGINT listeners decide; with none, it dies of SIGINT as it would have. */
+function interrupt(setRawMode: (mode: boolean) => unknown): void {
+  if (process.listenerCount('SIGINT') > 0) {
+    process.emit('SIGINT');
+    return;
+  }
+  setRawMode(false);
+  process.kill(process.pid, 'SIGINT');
+}

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { cliEnvironment } from '../support/cli.js';
+import { ScriptedModel } from '../support/scripted-model.js';
+import { Terminal } from '../support/terminal.js';
+
+// The exit code after Ctrl-C, as a shell sees it: a run the user detached from exits 0 (the run goes
+// on), a cancelled one 3. Through `npx keel` too, whose npm also gets the terminal's SIGINT.
+const checkout = fileURLToPath(new URL('../..', import.meta.url));
+const opened: Terminal[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((terminal) => terminal.close()));
+});
+
+describe('the exit code after Ctrl-C in a terminal', () => {
+  it.each([
+    ['npx keel', 'd', 0],
+    ['npx keel', 'c', 3],
+    ['bin/keel.js', 'd', 0],
+  ])('%s, answered "%s": exit code %d', async (launcher, answer, expected) => {
+    const args = ['run', '--demo', 'Take your time'];
+    const env = environment();
+    const terminal =
+      launcher === 'npx keel'
+        ? await Terminal.start(['npx', '--no-install', 'keel', ...args], { env, cwd: checkout })
+        : await Terminal.keel(args, { env, cwd: checkout });
+    opened.push(terminal);
+    await terminal.waitFor('started with the scripted demo model');
+    await terminal.press('C-c');
+    await terminal.waitFor('Cancel the run (c) or detach');
+    await terminal.type(answer);
+    await terminal.press('Enter');
+    const code = await terminal.exited();
+    const screen = await terminal.scrollback();
+    expect(screen).toMatch(answer === 'd' ? /Detached from keel-/u : /■ cancelled/u);
+    expect(code).toBe(expected);
+  });
+
+  it('npx keel, Ctrl-C twice: detached at once, exit code 0', async () => {
+    const terminal = await Terminal.start(
+      ['npx', '--no-install', 'keel', 'run', '--demo', 'Take your time'],
+      {
+        env: environment(),
+        cwd: checkout,
+      },
+    );
+    opened.push(terminal);
+    await terminal.waitFor('started with the scripted demo model');
+    await terminal.press('C-c');
+    await terminal.waitFor('Cancel the run (c) or detach');
+    await terminal.press('C-c');
+    expect(await terminal.exited()).toBe(0);
+    expect(await terminal.scrollback()).toMatch(/Detached from keel-/u);
+  });
+
+  it('npx keel worker, Ctrl-C: the worker shuts down, exit code 0', async () => {
+    const model = await ScriptedModel.start([]);
+    try {
+      const terminal = await Terminal.start(
+        ['npx', '--no-install', 'keel', 'worker', '--task-queue', `ctrl-c-${randomUUID()}`],
+        {
+          env: {
+            ...environment(),
+            OPENAI_BASE_URL: model.url,
+            KEEL_MODEL: 'scripted',
+            KEEL_WORKSPACE: checkout,
+          },
+          cwd: checkout,
+        },
+      );
+      opened.push(terminal);
+      await terminal.waitFor('Ctrl-C to stop.');
+      await terminal.press('C-c');
+      expect(await terminal.exited()).toBe(0);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+function environment(): NodeJS.ProcessEnv {
+  return cliEnvironment({
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    npm_config_update_notifier: 'false',
+  });
+}
