@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -15,10 +15,7 @@ let environment: NodeJS.ProcessEnv;
 const opened: Terminal[] = [];
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((terminal) => terminal.close()));

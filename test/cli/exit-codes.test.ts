@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TURNS_LIMIT } from '../../src/contract/defaults.js';
-import { cliEnvironment, runCli } from '../support/cli.js';
+import { runCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -12,10 +12,7 @@ let server: TestServer;
 let environment: NodeJS.ProcessEnv;
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterAll(async () => {
   await server?.close();

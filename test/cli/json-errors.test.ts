@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { cliEnvironment, runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
 import { temporaryWorkspace } from '../support/harness.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 
@@ -15,10 +15,7 @@ function jsonError(stdout: string): { code: string; message: string; [field: str
 
 let environment: NodeJS.ProcessEnv;
 beforeAll(() => {
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 
 describe('--json errors', () => {

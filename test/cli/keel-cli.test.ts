@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/contract/run-result.js';
-import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { cliEnvironment, runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -12,10 +12,7 @@ let server: TestServer;
 let environment: NodeJS.ProcessEnv;
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterAll(async () => {
   await server?.close();

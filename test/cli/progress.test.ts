@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../src/cli/terminal-text.js';
-import { cliEnvironment, runCli } from '../support/cli.js';
+import { runCli, testServerCliEnvironment } from '../support/cli.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -17,10 +17,7 @@ let environment: NodeJS.ProcessEnv;
 const opened: Terminal[] = [];
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((terminal) => terminal.close()));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import { runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -10,10 +10,7 @@ let server: TestServer;
 let environment: NodeJS.ProcessEnv;
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterAll(async () => {
   await server?.close();

@@ -1,12 +1,22 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 const bin = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
 
 /** The environment a CLI process gets: PATH and HOME from this one, plus `extra`; nothing else leaks in. */
 export function cliEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra };
+}
+
+/** {@link cliEnvironment} pointed at the test run's Temporal server (call it inside a test or hook). */
+export function testServerCliEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return cliEnvironment({
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    ...extra,
+  });
 }
 
 /** A running `keel` process whose output the test can wait on. */

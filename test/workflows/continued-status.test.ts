@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keelStatus } from '../../src/workflows/search-attributes.js';
-import { cliEnvironment, runCli } from '../support/cli.js';
+import { runCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { executionChain } from '../support/run-state.js';
@@ -12,10 +12,7 @@ let server: TestServer;
 let environment: NodeJS.ProcessEnv;
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterAll(async () => {
   await server?.close();

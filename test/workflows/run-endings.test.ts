@@ -1,12 +1,12 @@
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDING_FAILURE_TYPES } from '../../src/contract/run-ending.js';
 import type { RunResult } from '../../src/contract/run-result.js';
 import { ENDINGS_FAIL_PATCH } from '../../src/workflows/end-run.js';
 import { keelStatus } from '../../src/workflows/search-attributes.js';
-import { cliEnvironment, runCli } from '../support/cli.js';
+import { runCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { historyEvents } from '../support/history.js';
@@ -21,10 +21,7 @@ let server: TestServer;
 let environment: NodeJS.ProcessEnv;
 beforeAll(async () => {
   server = await connectTestServer();
-  environment = cliEnvironment({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-  });
+  environment = testServerCliEnvironment();
 });
 afterAll(async () => {
   await server?.close();
