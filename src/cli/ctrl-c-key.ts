@@ -1,13 +1,17 @@
+import { inForeground } from './foreground.js';
+
 /**
  * While `work` runs in a terminal, Ctrl-C is read as a key (raw mode) instead of sent as a signal,
  * and handed to this process's SIGINT listeners as the signal would be. The terminal sends SIGINT to
  * its whole foreground process group: under `npx keel` that group holds npm and its `sh -c`
  * wrapper, the shell dies of it, and npm exits 130 at once while Keel still asks "cancel or
- * detach?" and, detached, exits 0 unseen. As a key it reaches Keel alone.
+ * detach?" and, detached, exits 0 unseen. As a key it reaches Keel alone. Only in the terminal's
+ * foreground: a background job's Ctrl-C is not its own, and leaves its signals as they are.
  */
 export async function withCtrlCKey<T>(work: () => Promise<T>): Promise<T> {
   const input = process.stdin;
-  if (!input.isTTY) return work();
+  // A background job (`keel worker &`) must not touch the terminal: the driver would stop it.
+  if (!input.isTTY || !inForeground()) return work();
   const setRawMode = input.setRawMode.bind(input);
   const onData = (chunk: Buffer | string): void => {
     if (chunk.includes('\u0003')) interrupt(setRawMode);
