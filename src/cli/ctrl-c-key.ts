@@ -14,7 +14,11 @@ export async function withCtrlCKey<T>(work: () => Promise<T>): Promise<T> {
   if (!input.isTTY || !inForeground()) return work();
   const setRawMode = input.setRawMode.bind(input);
   const onData = (chunk: Buffer | string): void => {
-    if (chunk.includes('\u0003')) interrupt(setRawMode);
+    // An open line editor reads Ctrl-C itself (it clears the line or answers the prompt): one key,
+    // one meaning.
+    // Handled after this chunk has reached every listener: a prompt the handler opens must not read
+    // the same Ctrl-C (a closed line editor's key decoder may still be listening).
+    if (editorsOpen === 0 && chunk.includes('\u0003')) queueMicrotask(() => interrupt(setRawMode));
   };
   // A prompt's readline turns raw mode off and pauses stdin when it closes; Ctrl-C must stay a key
   // (and keep being read) until `work` is done.
@@ -30,6 +34,22 @@ export async function withCtrlCKey<T>(work: () => Promise<T>): Promise<T> {
     setRawMode(false);
     input.pause();
   }
+}
+
+let editorsOpen = 0;
+
+/**
+ * Marks a line editor that handles Ctrl-C itself as open until the returned function is called:
+ * meanwhile {@link withCtrlCKey} leaves the key to it.
+ */
+export function lineEditorOpen(): () => void {
+  editorsOpen += 1;
+  let closed = false;
+  return () => {
+    if (closed) return;
+    closed = true;
+    editorsOpen -= 1;
+  };
 }
 
 /** Ctrl-C: the process's SIGINT listeners decide; with none, it dies of SIGINT as it would have. */
