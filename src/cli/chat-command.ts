@@ -196,10 +196,12 @@ class Chat {
   /** Asks whether a waiting call may run: yes, no (with a reason for the model), or edit its arguments. */
   async #approve(pending: PendingApproval, controller: AbortController): Promise<void> {
     const runId = this.#runId!;
-    for (;;) {
+    // Detached (Ctrl-C, then d): the call keeps waiting for whoever comes back; nothing more to ask.
+    while (!controller.signal.aborted) {
       const columns = process.stdout.columns > 0 ? process.stdout.columns : 80;
       const call = cutToWidth(callText(pending), Math.max(20, columns - 30));
       const answer = await this.prompt.ask(`Run ${call}? [y/n/e(dit)] `);
+      if (controller.signal.aborted) return;
       if (answer.kind !== 'line') {
         // Leaving: the call keeps waiting for whoever comes back.
         controller.abort();

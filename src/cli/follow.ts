@@ -3,7 +3,7 @@ import type { KeelClient } from '../client.js';
 import type { RunResult } from '../contract/run-result.js';
 import type { PendingApproval, RunState } from '../contract/run-state.js';
 import { formatEvent, formatResult } from './format.js';
-import { pauseProgress, progressDisplay, withdrawPrompts } from './status-line.js';
+import { pauseProgress, progressDisplay, promptOpen, promptsClosed, withdrawPrompts } from './status-line.js';
 import type { ProgressDisplay } from './status-line.js';
 import { printable } from './terminal-text.js';
 
@@ -110,6 +110,12 @@ export async function followRun(
           if (state.phase === 'idle' && options.sendHint !== false)
             display.text(`… session idle: \`keel send ${runId} "…"\` to go on`);
           return { kind: 'answered', answer };
+        }
+        if (options.askApproval && status.name === 'RUNNING' && promptOpen()) {
+          // "Cancel or detach?" is open: two prompts would read the same keys. Its answer comes
+          // first; then the run is looked at afresh (it may be detached from, or cancelled).
+          await promptsClosed();
+          continue;
         }
         if (options.askApproval && status.name === 'RUNNING') {
           for (const pending of state.pendingApprovals.filter((call) => !asked.has(call.callId))) {

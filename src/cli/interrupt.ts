@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { lineEditorOpen } from './ctrl-c-key.js';
 import type { Output } from './io.js';
 import { pauseProgress } from './status-line.js';
 
@@ -14,9 +15,12 @@ export function onInterrupt(out: Output, cancel: () => Promise<void>, detach: ()
     asking = true;
     let settled = false;
     const prompt = createInterface({ input: process.stdin, output: process.stderr });
+    // In a terminal the question reads Ctrl-C itself (below), not as a second SIGINT as well.
+    const release = lineEditorOpen();
     const settle = (): void => {
       settled = true;
       asking = false;
+      release();
       prompt.close();
       resume();
     };
@@ -32,6 +36,13 @@ export function onInterrupt(out: Output, cancel: () => Promise<void>, detach: ()
       if (answer.trim().toLowerCase().startsWith('c'))
         void cancel().catch((error: Error) => out.note(error.message));
       else detach();
+    });
+    // A second Ctrl-C while it asks: detach at once, on a line of its own.
+    prompt.on('SIGINT', () => {
+      if (settled) return;
+      process.stderr.write('\n');
+      settle();
+      detach();
     });
     prompt.once('close', () => {
       if (settled) return;

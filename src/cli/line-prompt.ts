@@ -1,13 +1,16 @@
 import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
+import { lineEditorOpen } from './ctrl-c-key.js';
 
 /** What a person answered: a line, end of input (Ctrl-D), or Ctrl-C at an empty line. */
 export type PromptAnswer = { kind: 'line'; text: string } | { kind: 'eof' } | { kind: 'interrupt' };
 
 /**
  * Asks for one line at a time on stdin. In a terminal each question has its own line editor (with
- * the history of earlier messages), closed before the answer returns: while the model works the
- * terminal is back in its normal mode, so Ctrl-C arrives as SIGINT (cancel or detach). From a pipe
+ * the history of earlier messages), closed before the answer returns. The editor reads Ctrl-C
+ * itself; between questions (while the model works) `withCtrlCKey` keeps the terminal in raw mode
+ * and hands Ctrl-C to the SIGINT listeners (cancel or detach), so the key never reaches both, nor
+ * the rest of the foreground process group (npm under `npx keel`). From a pipe
  * one reader serves every question, so no line read ahead is lost between two of them.
  */
 export class LinePrompt {
@@ -27,6 +30,7 @@ export class LinePrompt {
 
   #askTerminal(query: string, options: { prefill?: string; remember?: boolean }): Promise<PromptAnswer> {
     return new Promise((resolve) => {
+      const release = lineEditorOpen();
       const editor = createInterface({
         input: process.stdin,
         output: process.stdout,
@@ -40,6 +44,7 @@ export class LinePrompt {
         if (settled) return;
         settled = true;
         editor.close();
+        release();
         if (answer.kind === 'line' && options.remember && answer.text.trim() !== '')
           this.#history.unshift(answer.text);
         resolve(answer);

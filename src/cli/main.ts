@@ -66,7 +66,7 @@ const ACCEPTS: Record<string, string[]> = {
 };
 
 /** Commands that go on until the run ends or Ctrl-C. */
-const UNTIL_CTRL_C = ['run', 'worker', 'follow', 'send'];
+const UNTIL_CTRL_C = ['run', 'worker', 'follow', 'send', 'chat'];
 
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {

@@ -103,8 +103,23 @@ export function pauseProgress(withdraw?: () => void): () => void {
     resumed = true;
     if (withdraw) withdrawals.delete(withdraw);
     pausedBy -= 1;
-    if (pausedBy === 0) for (const line of drawn) line.resume();
+    if (pausedBy > 0) return;
+    for (const line of drawn) line.resume();
+    for (const answered of closeWaiters.splice(0)) answered();
   };
+}
+
+const closeWaiters: Array<() => void> = [];
+
+/** Whether a prompt holds the progress output now (see {@link pauseProgress}). */
+export function promptOpen(): boolean {
+  return pausedBy > 0;
+}
+
+/** Resolves once no prompt holds the progress output: another prompt waits for that, never opens on top. */
+export function promptsClosed(): Promise<void> {
+  if (pausedBy === 0) return Promise.resolve();
+  return new Promise((resolve) => closeWaiters.push(resolve));
 }
 
 /** The run ended while prompts were open: their question is moot, so they take themselves back. */

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { cliEnvironment } from '../support/cli.js';
-import { ScriptedModel } from '../support/scripted-model.js';
+import { deferred } from '../support/deferred.js';
+import { connectTestServer, withTestWorker } from '../support/harness.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { Terminal } from '../support/terminal.js';
 
 // The exit code after Ctrl-C, as a shell sees it: a run the user detached from exits 0 (the run goes
@@ -52,6 +54,36 @@ describe('the exit code after Ctrl-C in a terminal', () => {
     await terminal.press('C-c');
     expect(await terminal.exited()).toBe(0);
     expect(await terminal.scrollback()).toMatch(/Detached from keel-/u);
+  });
+
+  it('npx keel chat, Ctrl-C while the model thinks, answered "d": detached, exit code 0', async () => {
+    const thinking = deferred();
+    const model = await ScriptedModel.start([reply.held(reply.text('Late answer.'), thinking.promise)]);
+    const server = await connectTestServer();
+    try {
+      await withTestWorker(server, { model }, async ({ taskQueue }) => {
+        const terminal = await Terminal.start(
+          ['npx', '--no-install', 'keel', 'chat', '--task-queue', taskQueue],
+          { env: environment(), cwd: checkout },
+        );
+        opened.push(terminal);
+        await terminal.waitFor('you>');
+        await terminal.type('Think hard');
+        await terminal.press('Enter');
+        await terminal.waitFor(/thinking · turn 1/u);
+        await terminal.press('C-c');
+        await terminal.waitFor('Cancel the run (c) or detach');
+        await terminal.type('d');
+        await terminal.press('Enter');
+        const code = await terminal.exited();
+        expect(await terminal.scrollback()).toMatch(/Detached; session keel-[0-9a-f-]+ stays open/u);
+        expect(code).toBe(0);
+      });
+    } finally {
+      thinking.resolve();
+      await server.close();
+      await model.close();
+    }
   });
 
   it('npx keel worker, Ctrl-C: the worker shuts down, exit code 0', async () => {
