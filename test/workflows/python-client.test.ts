@@ -33,7 +33,12 @@ function runPython(code: string): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = execFile('python3', ['-'], { timeout: 120_000 }, (error, stdout, stderr) => {
       if (error === null) resolve({ stdout, stderr });
-      else reject(new Error(`python3 failed (${error.message}):\n${stdout}\n${stderr}`));
+      else
+        reject(
+          new Error(
+            `python3 failed (exit code ${String(error.code)}, signal ${String(error.signal)}): ${error.message}\n${stdout}\n${stderr}`,
+          ),
+        );
     });
     child.stdin!.end(code);
   });
