@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { processIdentity } from '../../src/cli/process-identity.js';
@@ -46,22 +46,61 @@ export class LocalServers {
     }
   }
 
-  /** Ends every recorded server these setups started (SIGTERM, then SIGKILL after 20 s). */
+  /**
+   * PIDs of the `temporal server start-dev` processes on a setup's database, found by their command
+   * lines in /proc (Linux): what a server looks like even before, or without, a `server.json`.
+   */
+  static async serverProcesses(dataDirectory: string): Promise<number[]> {
+    const database = path.join(dataDirectory, 'temporal.db');
+    const pids = (await readdir('/proc')).filter((name) => /^\d+$/u.test(name)).map(Number);
+    const found: number[] = [];
+    for (const pid of pids) {
+      const commandLine = (await processIdentity(pid))?.commandLine;
+      if (commandLine === undefined) continue;
+      const at = commandLine.indexOf('--db-filename');
+      if (commandLine.join(' ').includes(' server start-dev ') && at >= 0 && commandLine[at + 1] === database)
+        found.push(pid);
+    }
+    return found;
+  }
+
+  /**
+   * Ends every server these setups started (SIGTERM, then SIGKILL after 20 s): the one `server.json`
+   * names, and any other `temporal server start-dev` on a setup's own database (a start that was
+   * interrupted, or a test that timed out, before the record was written); then removes the
+   * setups' data directories.
+   */
   async stopAll(): Promise<void> {
-    await Promise.all(this.#directories.splice(0).map((directory) => stopRecorded(directory)));
+    await Promise.all(
+      this.#directories.splice(0).map(async (directory) => {
+        await stopRecorded(directory);
+        await Promise.all(
+          (await LocalServers.serverProcesses(directory)).map(async (pid) => {
+            const startTime = (await processIdentity(pid))?.startTime;
+            if (startTime !== undefined) await stopProcess(pid, startTime);
+          }),
+        );
+        await rm(directory, { recursive: true, force: true });
+      }),
+    );
   }
 }
 
 async function stopRecorded(dataDirectory: string): Promise<void> {
   const record = await LocalServers.record(dataDirectory);
   if (record === undefined) return;
-  const ours = async () => (await processIdentity(record.pid))?.startTime === record.processStartTime;
+  await stopProcess(record.pid, record.processStartTime);
+}
+
+/** SIGTERM, then SIGKILL, to `pid` only while it still has `startTime` (a reused PID is left alone). */
+async function stopProcess(pid: number, startTime: string): Promise<void> {
+  const ours = async () => (await processIdentity(pid))?.startTime === startTime;
   for (const [signal, timeoutMs] of [
     ['SIGTERM', 20_000],
     ['SIGKILL', 5_000],
   ] as const) {
     if (!(await ours())) return;
-    process.kill(record.pid, signal);
+    process.kill(pid, signal);
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (!(await ours())) return;
