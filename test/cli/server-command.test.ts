@@ -5,12 +5,21 @@ import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { processIdentity } from '../../src/cli/process-identity.js';
 import type { ServerRecord } from '../../src/cli/server-record.js';
-import { runCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
+import type { CliProcess } from '../support/cli.js';
 import { LocalServers } from '../support/local-servers.js';
 
 const servers = new LocalServers();
 const bystanders: ChildProcess[] = [];
+const clis: CliProcess[] = [];
 afterEach(async () => {
+  // A CLI a failed or timed-out test left running, before the servers it may have started.
+  await Promise.all(
+    clis.splice(0).map(async (cli) => {
+      if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGKILL');
+      await cli.exited;
+    }),
+  );
   await servers.stopAll();
   await Promise.all(
     bystanders.splice(0).map(async (child) => {
@@ -101,6 +110,34 @@ describe('keel server start|status|stop', () => {
     expect(JSON.parse(after.stdout)).toMatchObject({ running: false });
   }, 120_000);
 
+  it('keeps a server whose start was interrupted by Ctrl-C as Keel’s: status names it, stop ends it', async () => {
+    const { env, dataDirectory } = await servers.setup();
+    const starting = startCli(['server', 'start'], { env });
+    clis.push(starting);
+    await starting.waitForOutput('Starting a local Temporal server');
+    // Ctrl-C once the server process exists, long before a first start (a new database) answers.
+    let server: number | undefined;
+    while (server === undefined && starting.child.exitCode === null)
+      [server] = await LocalServers.serverProcesses(dataDirectory);
+    starting.child.kill('SIGINT');
+    await starting.exited;
+    expect(starting.stdout).not.toContain("Keel's local Temporal server is running");
+
+    expect(server).toBeDefined();
+    expect(await alive(server!)).toBe(true);
+    const record = await LocalServers.record(dataDirectory);
+    expect(record?.pid).toBe(server);
+    const status = await runCli(['server', 'status'], { env });
+    expect(status.stdout).toMatch(/Keel's local Temporal server (is running|is starting)/u);
+    expect(status.stdout).toContain(`PID      ${server}`);
+    expect(status.stdout).not.toContain('Keel did not start');
+
+    const stopped = await runCli(['server', 'stop'], { env });
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain(`Stopped Keel's local Temporal server (PID ${server})`);
+    expect(await alive(server!)).toBe(false);
+  }, 120_000);
+
   it('starts one server when two commands start it for the same data directory at once', async () => {
     const { env, dataDirectory } = await servers.setup();
     const [first, second] = await Promise.all([
@@ -112,7 +149,7 @@ describe('keel server start|status|stop', () => {
     const pids = [first, second].map((result) => (JSON.parse(result.stdout) as { pid: number }).pid);
     expect(pids).toEqual([record!.pid, record!.pid]);
     expect(first.stderr + second.stderr).toContain('already running');
-  });
+  }, 120_000);
 
   it('recognises a record whose process has ended and signals nothing', async () => {
     const { env, dataDirectory } = await servers.setup();
