@@ -12,6 +12,8 @@ import { removeServerRecord, writeServerRecord } from './server-record.js';
 const START_TIMEOUT_MS = 60_000;
 /** How long a server may take to exit after SIGTERM before it gets SIGKILL. */
 const STOP_TIMEOUT_MS = 15_000;
+/** The data directory holds every task and tool output (temporal.db): its owner's only. */
+export const PRIVATE_DIRECTORY = 0o700;
 /** How often to look again while waiting for a server to answer or to exit. */
 const POLL_MS = 100;
 
@@ -52,7 +54,7 @@ export async function logTail(file: string, lines = 15): Promise<string> {
  * whose holder has ended is taken over.
  */
 export async function withStartLock<T>(dataDirectory: string, work: () => Promise<T>): Promise<T> {
-  await mkdir(dataDirectory, { recursive: true });
+  await mkdir(dataDirectory, { recursive: true, mode: PRIVATE_DIRECTORY });
   const lock = path.join(dataDirectory, 'server.lock');
   const deadline = Date.now() + START_TIMEOUT_MS + STOP_TIMEOUT_MS;
   for (;;) {
@@ -99,7 +101,7 @@ export async function startLocalServer(options: {
   environment: NodeJS.ProcessEnv;
 }): Promise<ServerRecord> {
   const { dataDirectory, binary, port, uiPort } = options;
-  await mkdir(dataDirectory, { recursive: true });
+  await mkdir(dataDirectory, { recursive: true, mode: PRIVATE_DIRECTORY });
   const dataFile = path.join(dataDirectory, 'temporal.db');
   const logFile = path.join(dataDirectory, 'server.log');
   const address = `127.0.0.1:${port}`;
