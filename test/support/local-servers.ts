@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { processIdentity } from '../../src/cli/process-identity.js';
 import { ServerRecord } from '../../src/cli/server-record.js';
-import { cliEnvironment } from './cli.js';
+import { cliEnvironment, startCli } from './cli.js';
+import type { CliProcess } from './cli.js';
 import { freePort } from './free-port.js';
 
 /** A place for the CLI's own local server: a data directory and free ports, none shared with other tests. */
@@ -22,10 +23,29 @@ export interface LocalServerSetup {
  */
 export class LocalServers {
   readonly #directories: string[] = [];
+  readonly #clis: CliProcess[] = [];
+
+  /** `startCli`, remembered: {@link stopAll} kills it first if it still runs (a test that failed or timed out). */
+  startCli(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): CliProcess {
+    const cli = startCli(args, options);
+    this.#clis.push(cli);
+    return cli;
+  }
+
+  /** `runCli` through {@link startCli}, so a CLI still running when its test ends is killed. */
+  async runCli(
+    args: string[],
+    options: { env: NodeJS.ProcessEnv; cwd?: string },
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const cli = this.startCli(args, options);
+    const code = await cli.exited;
+    return { code, stdout: cli.stdout, stderr: cli.stderr };
+  }
 
   /** A fresh data directory and free ports. */
   async setup(extra: Record<string, string> = {}): Promise<LocalServerSetup> {
-    const dataDirectory = await mkdtemp(path.join(tmpdir(), 'keel-data-'));
+    // Keel creates the data directory itself (with its mode), inside a private temporary one.
+    const dataDirectory = path.join(await mkdtemp(path.join(tmpdir(), 'keel-data-')), 'data');
     this.#directories.push(dataDirectory);
     const [port, uiPort] = [await freePort(), await freePort()];
     const env = cliEnvironment({
@@ -65,12 +85,20 @@ export class LocalServers {
   }
 
   /**
-   * Ends every server these setups started (SIGTERM, then SIGKILL after 20 s): the one `server.json`
+   * Kills the CLIs started through {@link startCli} that still run, then ends every server these
+   * setups started (SIGTERM, then SIGKILL after 20 s): the one `server.json`
    * names, and any other `temporal server start-dev` on a setup's own database (a start that was
    * interrupted, or a test that timed out, before the record was written); then removes the
    * setups' data directories.
    */
   async stopAll(): Promise<void> {
+    // The CLIs first: one still starting a server would otherwise start it after the sweep.
+    await Promise.all(
+      this.#clis.splice(0).map(async (cli) => {
+        if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGKILL');
+        await cli.exited;
+      }),
+    );
     await Promise.all(
       this.#directories.splice(0).map(async (directory) => {
         await stopRecorded(directory);
@@ -80,7 +108,7 @@ export class LocalServers {
             if (startTime !== undefined) await stopProcess(pid, startTime);
           }),
         );
-        await rm(directory, { recursive: true, force: true });
+        await rm(path.dirname(directory), { recursive: true, force: true });
       }),
     );
   }
