@@ -6,7 +6,7 @@ import { ConfigError } from '../config-error.js';
 import { optionalInteger, readEnvironment } from '../env.js';
 import { keelSearchAttributes } from '../workflows/search-attributes.js';
 import { dataDirectory } from './io.js';
-import { answers, logTail, startLocalServer, withStartLock } from './local-server.js';
+import { answers, awaitStartingServer, logTail, startLocalServer, withStartLock } from './local-server.js';
 import { recordedServer, removeServerRecord, serverRecordPath } from './server-record.js';
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
@@ -62,7 +62,12 @@ export async function findLocalServer(options: {
   }
   const { port, uiPort } = localPorts(environment);
   if (recorded.state === 'alive') {
-    const { record } = recorded;
+    let { record } = recorded;
+    if (record.starting === true && !(await answers(record.address))) {
+      // Its start was interrupted (or runs in another command right now): it is Keel's, wait for it.
+      options.say(`Keel's local Temporal server (PID ${record.pid}) is starting; waiting for it to answer…`);
+      record = (await awaitStartingServer(options.dataDirectory, record)) ?? record;
+    }
     if (!(await answers(record.address)))
       throw new ConfigError(
         `Keel's local Temporal server (PID ${record.pid}) runs but does not answer on ${record.address}; ` +

@@ -1,8 +1,9 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { DefaultLogger } from '@temporalio/worker';
 import type { LogEntry } from '@temporalio/worker';
+import { PRIVATE_DIRECTORY } from './local-server.js';
 
 /**
  * The log of a worker that `keel run` hosts: its warnings and errors (a failed model call logs the
@@ -27,8 +28,10 @@ export class HostedWorkerLog {
     const line = `${time} [${entry.level}] ${entry.message}${meta}\n`;
     if (process.env.KEEL_DEBUG) process.stderr.write(line);
     try {
-      mkdirSync(path.dirname(this.file), { recursive: true });
-      appendFileSync(this.file, line);
+      // Private: it holds tool outputs and model errors. A log from an older Keel is made so at the first write.
+      mkdirSync(path.dirname(this.file), { recursive: true, mode: PRIVATE_DIRECTORY });
+      appendFileSync(this.file, line, { mode: 0o600 });
+      if (!this.written) chmodSync(this.file, 0o600);
       this.written = true;
     } catch (error) {
       // A log that cannot be written must not hide what it would have said.

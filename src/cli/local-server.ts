@@ -12,6 +12,8 @@ import { removeServerRecord, writeServerRecord } from './server-record.js';
 const START_TIMEOUT_MS = 60_000;
 /** How long a server may take to exit after SIGTERM before it gets SIGKILL. */
 const STOP_TIMEOUT_MS = 15_000;
+/** The data directory holds every task and tool output (temporal.db): its owner's only. */
+export const PRIVATE_DIRECTORY = 0o700;
 /** How often to look again while waiting for a server to answer or to exit. */
 const POLL_MS = 100;
 
@@ -52,7 +54,7 @@ export async function logTail(file: string, lines = 15): Promise<string> {
  * whose holder has ended is taken over.
  */
 export async function withStartLock<T>(dataDirectory: string, work: () => Promise<T>): Promise<T> {
-  await mkdir(dataDirectory, { recursive: true });
+  await mkdir(dataDirectory, { recursive: true, mode: PRIVATE_DIRECTORY });
   const lock = path.join(dataDirectory, 'server.lock');
   const deadline = Date.now() + START_TIMEOUT_MS + STOP_TIMEOUT_MS;
   for (;;) {
@@ -86,9 +88,10 @@ export async function withStartLock<T>(dataDirectory: string, work: () => Promis
 /**
  * Starts `temporal server start-dev` in its own session and process group (so a terminal's Ctrl-C
  * or hang-up never reaches it), its output appended to `<dataDirectory>/server.log`, and lets it
- * outlive this process. Resolves once the server answers on its port and the process answering is
- * the one started here (still alive, same start time); records it in `server.json`. Rejects with
- * the end of its log when it exits or does not answer in time.
+ * outlive this process. Records it in `server.json` (marked starting) as soon as it runs, and
+ * resolves once it answers on its port while the process started here still runs (same start
+ * time), with the record marked started. Rejects with the end of its log (and removes the record)
+ * when it exits or does not answer in time.
  */
 export async function startLocalServer(options: {
   dataDirectory: string;
@@ -98,7 +101,7 @@ export async function startLocalServer(options: {
   environment: NodeJS.ProcessEnv;
 }): Promise<ServerRecord> {
   const { dataDirectory, binary, port, uiPort } = options;
-  await mkdir(dataDirectory, { recursive: true });
+  await mkdir(dataDirectory, { recursive: true, mode: PRIVATE_DIRECTORY });
   const dataFile = path.join(dataDirectory, 'temporal.db');
   const logFile = path.join(dataDirectory, 'server.log');
   const address = `127.0.0.1:${port}`;
@@ -122,6 +125,7 @@ export async function startLocalServer(options: {
   ];
   const log = await open(logFile, 'a', 0o600);
   let child: ReturnType<typeof spawn>;
+  let spawned: Promise<void>;
   try {
     await log.write(`--- keel: ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`);
     child = spawn(binary, args, {
@@ -130,6 +134,12 @@ export async function startLocalServer(options: {
       env: serverEnvironment(options.environment),
       cwd: dataDirectory,
     });
+    // 'spawn' comes once the binary runs (its exec succeeded), 'error' when it could not: listened
+    // for at once, since either may come while the log closes.
+    spawned = new Promise<void>((resolve) => {
+      child.once('spawn', () => resolve());
+      child.once('error', () => resolve());
+    });
   } finally {
     await log.close();
   }
@@ -137,38 +147,72 @@ export async function startLocalServer(options: {
   let ended: string | undefined;
   child.once('error', (error) => (ended = `could not start: ${error.message}`));
   child.once('exit', (code, signal) => (ended = `exited (${signal ?? `code ${code}`})`));
-  const failed = async (what: string): Promise<Error> =>
-    new Error(
+  const failed = async (what: string): Promise<Error> => {
+    await removeServerRecord(dataDirectory);
+    return new Error(
       `The local Temporal server (${binary}) ${what} before it answered on ${address}. The end of its log (${logFile}):\n${await logTail(logFile)}`,
     );
+  };
+  await spawned;
+  const identity = child.pid === undefined ? undefined : await processIdentity(child.pid);
+  if (ended !== undefined || identity === undefined) throw await failed(ended ?? 'exited');
+  // Recorded before it answers: a command interrupted from here on leaves a server known as Keel's.
+  const record: ServerRecord = {
+    pid: child.pid!,
+    address,
+    port,
+    uiPort,
+    uiUrl: `http://localhost:${uiPort}`,
+    binary,
+    dataFile,
+    logFile,
+    startedAt: new Date().toISOString(),
+    processStartTime: identity.startTime,
+    args,
+    starting: true,
+  };
+  await writeServerRecord(dataDirectory, record);
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (ended !== undefined) throw await failed(ended);
-    if (await answers(address)) {
-      // Another server may have held the port all along: the answer counts only while ours still runs.
-      const identity = child.pid === undefined ? undefined : await processIdentity(child.pid);
-      if (ended === undefined && identity !== undefined) {
-        const record: ServerRecord = {
-          pid: child.pid!,
-          address,
-          port,
-          uiPort,
-          uiUrl: `http://localhost:${uiPort}`,
-          binary,
-          dataFile,
-          logFile,
-          startedAt: new Date().toISOString(),
-          processStartTime: identity.startTime,
-          args,
-        };
-        await writeServerRecord(dataDirectory, record);
-        return record;
-      }
-    }
+    // Another server may have held the port all along: the answer counts only while ours still runs.
+    if ((await answers(address)) && ended === undefined && (await sameProcess(record)))
+      return completeRecord(dataDirectory, record);
     if (Date.now() > deadline) {
       child.kill('SIGTERM');
       throw await failed(`did not answer within ${START_TIMEOUT_MS / 1000} s`);
     }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** Whether the recorded PID still has the recorded start time. */
+async function sameProcess(record: ServerRecord): Promise<boolean> {
+  return (await processIdentity(record.pid))?.startTime === record.processStartTime;
+}
+
+/** Rewrites a starting record as a started one (the server answers). */
+async function completeRecord(dataDirectory: string, record: ServerRecord): Promise<ServerRecord> {
+  const started: ServerRecord = { ...record };
+  delete started.starting;
+  await writeServerRecord(dataDirectory, started);
+  return started;
+}
+
+/**
+ * Waits for a recorded server that is still starting (its starter may have been interrupted) to
+ * answer, up to the start timeout; then marks its record started. Resolves undefined when it ended or
+ * did not answer in time.
+ */
+export async function awaitStartingServer(
+  dataDirectory: string,
+  record: ServerRecord,
+): Promise<ServerRecord | undefined> {
+  const deadline = Date.parse(record.startedAt) + START_TIMEOUT_MS;
+  for (;;) {
+    if (!(await sameProcess(record))) return undefined;
+    if (await answers(record.address)) return completeRecord(dataDirectory, record);
+    if (Date.now() > deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
@@ -182,8 +226,7 @@ export async function stopLocalServer(
   dataDirectory: string,
   record: ServerRecord,
 ): Promise<'stopped' | 'killed'> {
-  const same = async (): Promise<boolean> =>
-    (await processIdentity(record.pid))?.startTime === record.processStartTime;
+  const same = (): Promise<boolean> => sameProcess(record);
   const gone = async (timeoutMs: number): Promise<boolean> => {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() <= deadline) {

@@ -89,7 +89,8 @@ function report(out: Output, record: ServerRecord, answering: boolean): void {
     const { pid, address, port, uiPort, uiUrl, binary, dataFile, logFile, startedAt } = record;
     out.data({
       running: answering,
-      ...(answering ? {} : { reason: 'not answering' }),
+      ...(answering ? {} : { reason: record.starting === true ? 'starting' : 'not answering' }),
+      ...(record.starting === true && !answering ? { starting: true } : {}),
       ...{ pid, address, port, uiPort, uiUrl, binary, dataFile, logFile, startedAt, uptimeSeconds },
     });
     return;
@@ -97,7 +98,9 @@ function report(out: Output, record: ServerRecord, answering: boolean): void {
   out.line(
     answering
       ? `Keel's local Temporal server is running.`
-      : `Keel's local Temporal server runs but does not answer on ${record.address} (see its log).`,
+      : record.starting === true
+        ? `Keel's local Temporal server is starting: it does not answer on ${record.address} yet.`
+        : `Keel's local Temporal server runs but does not answer on ${record.address} (see its log).`,
   );
   for (const [label, value] of [
     ['PID', String(record.pid)],

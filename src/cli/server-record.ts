@@ -23,6 +23,11 @@ export const ServerRecord = z.object({
   processStartTime: z.string(),
   /** The arguments it was started with (after the binary). */
   args: z.array(z.string()).min(1),
+  /**
+   * Written right after the spawn, before the server answers (a first start creates its database),
+   * so a start interrupted by Ctrl-C leaves a server that is still known as Keel's; dropped once it answers.
+   */
+  starting: z.boolean().optional(),
 });
 export type ServerRecord = z.infer<typeof ServerRecord>;
 

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, startCli } from '../support/cli.js';
 import { temporaryWorkspace } from '../support/harness.js';
 import { LocalServers } from '../support/local-servers.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -65,7 +64,7 @@ describe('keel without TEMPORAL_ADDRESS', () => {
   it('runs the demo from nothing: starts a local server, hosts the worker, follows the run, leaves the server running', async () => {
     const workspace = await temporaryWorkspace();
     const { env: environment, dataDirectory } = await servers.setup();
-    const { code, stdout, stderr } = await runCli(['run', '--demo', 'What is in here?'], {
+    const { code, stdout, stderr } = await servers.runCli(['run', '--demo', 'What is in here?'], {
       env: environment,
       cwd: workspace,
     });
@@ -77,7 +76,7 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       'keeps running after this command ends, for later commands: `keel server stop` ends it.',
     );
     expect(await LocalServers.record(dataDirectory)).toBeDefined();
-    expect((await runCli(['server', 'status'], { env: environment })).code).toBe(0);
+    expect((await servers.runCli(['server', 'status'], { env: environment })).code).toBe(0);
   }, 180_000);
 
   it('starts a persistent local server with the Web UI, where a finished run shows its summaries', async () => {
@@ -95,21 +94,24 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       KEEL_MODEL_MODE: 'background',
       KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
     });
-    const worker = startCli(['worker'], { env: environment, cwd: workspace });
+    const worker = servers.startCli(['worker'], { env: environment, cwd: workspace });
     let browser: Browser | undefined;
     try {
       await worker.waitForOutput('Keel worker on task queue "keel"');
       expect(worker.stderr).toContain('Starting a local Temporal server');
 
-      const started = await runCli(['run', 'Summarise the README\nKeep it short.', '--detach', '--json'], {
-        env: environment,
-        cwd: workspace,
-      });
+      const started = await servers.runCli(
+        ['run', 'Summarise the README\nKeep it short.', '--detach', '--json'],
+        {
+          env: environment,
+          cwd: workspace,
+        },
+      );
       expect(started.stderr).toContain(`Using Keel's local Temporal server on 127.0.0.1:${port}`);
       // keel worker serves the task queue, so keel run hosts no worker of its own.
       expect(started.stderr).not.toContain('hosted the only worker');
       const { runId } = JSON.parse(started.stdout) as { runId: string };
-      const result = await runCli(['result', runId, '--json'], { env: environment, cwd: workspace });
+      const result = await servers.runCli(['result', runId, '--json'], { env: environment, cwd: workspace });
       expect(JSON.parse(result.stdout)).toMatchObject({
         status: 'completed',
         finalText: 'It is a demo project.',
@@ -136,14 +138,14 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       expect(await worker.exited).toBe(0);
 
       // The run is still there after the server restarts: it was persisted in KEEL_DATA_DIR.
-      expect((await runCli(['server', 'stop'], { env: environment })).code).toBe(0);
+      expect((await servers.runCli(['server', 'stop'], { env: environment })).code).toBe(0);
       await access(path.join(dataDirectory, 'temporal.db'));
-      const again = startCli(['worker'], { env: environment, cwd: workspace });
+      const again = servers.startCli(['worker'], { env: environment, cwd: workspace });
       try {
         await again.waitForOutput('Keel worker on task queue "keel"');
         let listed: Array<{ runId: string; keelStatus: string }> = [];
         while (listed.length === 0) {
-          const list = await runCli(['list', '--json'], { env: environment, cwd: workspace });
+          const list = await servers.runCli(['list', '--json'], { env: environment, cwd: workspace });
           listed = JSON.parse(list.stdout) as typeof listed;
         }
         expect(listed).toMatchObject([{ runId, keelStatus: 'completed' }]);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { cliEnvironment, runCli } from '../support/cli.js';
@@ -19,7 +19,8 @@ describe('a model that answers 404', () => {
       // The test server stands in for the local one (same port), so this process hosts the worker.
       const port = inject('temporalAddress').split(':').at(-1)!;
       const workspace = await temporaryWorkspace();
-      const dataDirectory = await temporaryWorkspace();
+      // One Keel creates: it holds every task and tool output, so it is created for its owner only.
+      const dataDirectory = path.join(await temporaryWorkspace(), 'data');
       const { code, stdout, stderr } = await runCli(
         ['run', 'Hello', '--model', 'no-such-model', '--task-queue', `quiet-${randomUUID()}`],
         {
@@ -54,6 +55,8 @@ describe('a model that answers 404', () => {
       const log = path.join(dataDirectory, 'worker.log');
       expect(lines.at(-1)).toContain(log);
       expect(await readFile(log, 'utf8')).toContain('ModelError.NotFound');
+      expect((await stat(dataDirectory)).mode & 0o777).toBe(0o700);
+      expect((await stat(log)).mode & 0o777).toBe(0o600);
     } finally {
       await model.close();
     }

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { processIdentity } from '../../src/cli/process-identity.js';
 import type { ServerRecord } from '../../src/cli/server-record.js';
-import { runCli } from '../support/cli.js';
 import { LocalServers } from '../support/local-servers.js';
 
 const servers = new LocalServers();
@@ -59,11 +58,11 @@ const alive = async (pid: number) => (await processIdentity(pid)) !== undefined;
 describe('keel server start|status|stop', () => {
   it('starts the server once, reports it, stops it by its PID, and then says it is not running', async () => {
     const { env, dataDirectory, port, uiPort } = await servers.setup();
-    const before = await runCli(['server', 'status'], { env });
+    const before = await servers.runCli(['server', 'status'], { env });
     expect(before.code).toBe(1);
     expect(before.stdout).toContain('is not running');
 
-    const started = await runCli(['server', 'start'], { env });
+    const started = await servers.runCli(['server', 'start'], { env });
     expect(started.code).toBe(0);
     const record = (await LocalServers.record(dataDirectory))!;
     expect(record).toMatchObject({
@@ -74,13 +73,17 @@ describe('keel server start|status|stop', () => {
     expect(started.stdout).toContain(`PID      ${record.pid}`);
     expect(started.stdout).toContain(`Web UI   http://localhost:${uiPort}`);
     await access(path.join(dataDirectory, 'server.log'));
+    // Owner only: the directory holds every task and tool output (temporal.db).
+    expect((await stat(dataDirectory)).mode & 0o777).toBe(0o700);
+    for (const file of ['server.log', 'server.json'])
+      expect((await stat(path.join(dataDirectory, file))).mode & 0o777).toBe(0o600);
 
-    const again = await runCli(['server', 'start', '--json'], { env });
+    const again = await servers.runCli(['server', 'start', '--json'], { env });
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('already running');
     expect(JSON.parse(again.stdout)).toMatchObject({ running: true, pid: record.pid });
 
-    const status = await runCli(['server', 'status', '--json'], { env });
+    const status = await servers.runCli(['server', 'status', '--json'], { env });
     expect(status.code).toBe(0);
     const reported = JSON.parse(status.stdout) as { uptimeSeconds: unknown };
     expect(reported).toMatchObject({
@@ -91,35 +94,62 @@ describe('keel server start|status|stop', () => {
     });
     expect(typeof reported.uptimeSeconds).toBe('number');
 
-    const stopped = await runCli(['server', 'stop'], { env });
+    const stopped = await servers.runCli(['server', 'stop'], { env });
     expect(stopped.code).toBe(0);
     expect(stopped.stdout).toContain(`Stopped Keel's local Temporal server (PID ${record.pid})`);
     expect(await alive(record.pid)).toBe(false);
     expect(await LocalServers.record(dataDirectory)).toBeUndefined();
-    const after = await runCli(['server', 'status', '--json'], { env });
+    const after = await servers.runCli(['server', 'status', '--json'], { env });
     expect(after.code).toBe(1);
     expect(JSON.parse(after.stdout)).toMatchObject({ running: false });
+  }, 120_000);
+
+  it('keeps a server whose start was interrupted by Ctrl-C as Keel’s: status names it, stop ends it', async () => {
+    const { env, dataDirectory } = await servers.setup();
+    const starting = servers.startCli(['server', 'start'], { env });
+    await starting.waitForOutput('Starting a local Temporal server');
+    // Ctrl-C once the server process exists, long before a first start (a new database) answers.
+    let server: number | undefined;
+    while (server === undefined && starting.child.exitCode === null)
+      [server] = await LocalServers.serverProcesses(dataDirectory);
+    starting.child.kill('SIGINT');
+    await starting.exited;
+    expect(starting.stdout).not.toContain("Keel's local Temporal server is running");
+
+    expect(server).toBeDefined();
+    expect(await alive(server!)).toBe(true);
+    const record = await LocalServers.record(dataDirectory);
+    expect(record?.pid).toBe(server);
+    const status = await servers.runCli(['server', 'status'], { env });
+    expect(status.stdout).toMatch(/Keel's local Temporal server (is running|is starting)/u);
+    expect(status.stdout).toContain(`PID      ${server}`);
+    expect(status.stdout).not.toContain('Keel did not start');
+
+    const stopped = await servers.runCli(['server', 'stop'], { env });
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain(`Stopped Keel's local Temporal server (PID ${server})`);
+    expect(await alive(server!)).toBe(false);
   }, 120_000);
 
   it('starts one server when two commands start it for the same data directory at once', async () => {
     const { env, dataDirectory } = await servers.setup();
     const [first, second] = await Promise.all([
-      runCli(['server', 'start', '--json'], { env }),
-      runCli(['server', 'start', '--json'], { env }),
+      servers.runCli(['server', 'start', '--json'], { env }),
+      servers.runCli(['server', 'start', '--json'], { env }),
     ]);
     expect([first.code, second.code]).toEqual([0, 0]);
     const record = await LocalServers.record(dataDirectory);
     const pids = [first, second].map((result) => (JSON.parse(result.stdout) as { pid: number }).pid);
     expect(pids).toEqual([record!.pid, record!.pid]);
     expect(first.stderr + second.stderr).toContain('already running');
-  });
+  }, 120_000);
 
   it('recognises a record whose process has ended and signals nothing', async () => {
     const { env, dataDirectory } = await servers.setup();
     const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
     const pid = await new Promise<number>((resolve) => gone.once('exit', () => resolve(gone.pid!)));
     await fakeRecord(dataDirectory, pid, '12345');
-    const status = await runCli(['server', 'status'], { env });
+    const status = await servers.runCli(['server', 'status'], { env });
     expect(status.code).toBe(1);
     expect(status.stdout).toContain(`its process ${pid} has ended`);
     expect(await LocalServers.record(dataDirectory)).toBeUndefined();
@@ -137,7 +167,7 @@ describe('keel server start|status|stop', () => {
       const { env, dataDirectory } = await servers.setup();
       const other = await bystander();
       await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!), args);
-      const stopped = await runCli(['server', 'stop'], { env });
+      const stopped = await servers.runCli(['server', 'stop'], { env });
       expect(stopped.code).toBe(0);
       expect(stopped.stdout).toContain(`PID ${other.pid} now belongs to another process`);
       expect(stopped.stdout).toContain('signalled nothing');
@@ -147,7 +177,7 @@ describe('keel server start|status|stop', () => {
 
       // status, too, recognises it without touching the process.
       await fakeRecord(dataDirectory, other.pid!, await startTime(other.pid!), args);
-      const status = await runCli(['server', 'status'], { env });
+      const status = await servers.runCli(['server', 'status'], { env });
       expect(status.code).toBe(1);
       expect(await alive(other.pid!)).toBe(true);
     },
@@ -156,18 +186,18 @@ describe('keel server start|status|stop', () => {
   it('leaves a server Keel did not start alone: start refuses, stop and status say it is not Keel’s', async () => {
     const foreignPort = inject('temporalAddress').split(':')[1]!;
     const { env } = await servers.setup({ KEEL_LOCAL_PORT: foreignPort });
-    const started = await runCli(['server', 'start'], { env });
+    const started = await servers.runCli(['server', 'start'], { env });
     expect(started.code).toBe(1);
     expect(started.stderr).toContain(`Keel did not start already answers on 127.0.0.1:${foreignPort}`);
-    const status = await runCli(['server', 'status'], { env });
+    const status = await servers.runCli(['server', 'status'], { env });
     expect(status.code).toBe(1);
     expect(status.stdout).toContain(
       `A Temporal server that Keel did not start answers on 127.0.0.1:${foreignPort}`,
     );
-    const stopped = await runCli(['server', 'stop'], { env });
+    const stopped = await servers.runCli(['server', 'stop'], { env });
     expect(stopped.stdout).toContain('is not running');
     // The shared test server still answers: this very command reaches it.
-    const list = await runCli(['list', '--json'], { env });
+    const list = await servers.runCli(['list', '--json'], { env });
     expect(list.code).toBe(0);
   });
 
@@ -175,7 +205,7 @@ describe('keel server start|status|stop', () => {
     'refuses keel server %j with exit code 2',
     async (args) => {
       const { env } = await servers.setup();
-      const { code, stderr } = await runCli(['server', ...args], { env });
+      const { code, stderr } = await servers.runCli(['server', ...args], { env });
       expect(code).toBe(2);
       expect(stderr).toContain('See: keel server --help');
     },

@@ -1,7 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, startCli } from '../support/cli.js';
 import type { CliProcess } from '../support/cli.js';
 import { temporaryWorkspace } from '../support/harness.js';
 import { LocalServers } from '../support/local-servers.js';
@@ -48,10 +47,10 @@ describe('the local Temporal server Keel starts', () => {
     expect(screen).not.toMatch(DEAD_SERVER);
 
     const record = await LocalServers.record(dataDirectory);
-    const status = await runCli(['server', 'status', '--json'], { env, cwd: workspace });
+    const status = await servers.runCli(['server', 'status', '--json'], { env, cwd: workspace });
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ running: true, pid: record!.pid });
-    const run = await runCli(['status', runId, '--json'], { env, cwd: workspace });
+    const run = await servers.runCli(['status', runId, '--json'], { env, cwd: workspace });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ runId });
     expect(run.stderr).not.toMatch(DEAD_SERVER);
@@ -66,7 +65,7 @@ describe('the local Temporal server Keel starts', () => {
         OPENAI_BASE_URL: model.url,
         KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
       });
-      const first = startCli(['worker'], { env, cwd: workspace });
+      const first = servers.startCli(['worker'], { env, cwd: workspace });
       workers.push(first);
       await first.waitForOutput('Keel worker on task queue "keel"');
       expect(first.stderr).toContain('Starting a local Temporal server');
@@ -79,7 +78,7 @@ describe('the local Temporal server Keel starts', () => {
       first.child.kill('SIGINT');
       expect(await first.exited).toBe(0);
 
-      const second = startCli(['worker'], { env, cwd: workspace });
+      const second = servers.startCli(['worker'], { env, cwd: workspace });
       workers.push(second);
       await second.waitForOutput('Keel worker on task queue "keel"');
       expect(second.stderr).toContain(`Using Keel's local Temporal server on 127.0.0.1:`);
@@ -88,10 +87,10 @@ describe('the local Temporal server Keel starts', () => {
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
 
-      const status = await runCli(['server', 'status'], { env, cwd: workspace });
+      const status = await servers.runCli(['server', 'status'], { env, cwd: workspace });
       expect(status.stdout).toContain(`PID      ${record!.pid}`);
       expect(status.code).toBe(0);
-      const list = await runCli(['list', '--json'], { env, cwd: workspace });
+      const list = await servers.runCli(['list', '--json'], { env, cwd: workspace });
       expect(list.code).toBe(0);
     } finally {
       await model.close();

