@@ -18,6 +18,7 @@ import { histogramMean, scrapeMetrics } from './support/metrics.js';
 import type { MetricsSnapshot } from './support/metrics.js';
 import { plainLoop } from './support/plain-loop.js';
 import type { WhatIfInput } from './what-if/workflows.js';
+import { KEEL_SERVER_DYNAMIC_CONFIG } from '../src/server-settings.js';
 import { ACTIVITY_NAMES } from '../src/contract/activity-names.js';
 
 /** Options of the per-step benchmark. */
@@ -138,7 +139,7 @@ export async function benchPerStep(
     if (options.eagerServer) {
       const eager = await openEnvironment({
         kind: 'start',
-        dynamicConfig: { 'system.enableActivityEagerExecution': true },
+        dynamicConfig: { ...KEEL_SERVER_DYNAMIC_CONFIG, 'system.enableActivityEagerExecution': true },
         keelBundlePath: environment.keelBundle.codePath,
       });
       const variant = await keelVariant(

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { dynamicConfigArguments } from '../src/server-settings.js';
 import { workflowsPath } from '../src/worker.js';
 import { silentLogger } from './support/loggers.js';
 import { freePort } from './support/free-port.js';
@@ -31,6 +32,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       ip: '127.0.0.1',
       port,
       log: { format: 'pretty', level: 'error' },
+      extraArgs: dynamicConfigArguments(),
     },
   });
   const directory = await mkdtemp(path.join(tmpdir(), 'keel-test-'));

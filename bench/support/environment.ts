@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
+import { dynamicConfigArguments, KEEL_SERVER_DYNAMIC_CONFIG } from '../../src/server-settings.js';
 import { workflowsPath } from '../../src/worker.js';
 import { freePort } from '../../test/support/free-port.js';
 import { silentLogger } from '../../test/support/loggers.js';
@@ -30,7 +31,11 @@ export interface BenchEnvironment {
 
 /** Options for {@link startDevServer}. */
 export interface DevServerOptions {
-  /** `--dynamic-config-value` settings, e.g. `{ 'system.enableActivityEagerExecution': true }`. */
+  /**
+   * `--dynamic-config-value` settings, e.g. `{ 'system.enableActivityEagerExecution': true }`; Keel's
+   * own (`KEEL_SERVER_DYNAMIC_CONFIG`, what `keel server start` passes) unless given; `{}` for the
+   * stock dev server.
+   */
   dynamicConfig?: Record<string, unknown>;
 }
 
@@ -54,10 +59,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   }
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const dynamic = Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
-    '--dynamic-config-value',
-    `${key}=${JSON.stringify(value)}`,
-  ]);
+  const dynamic = dynamicConfigArguments(options.dynamicConfig ?? KEEL_SERVER_DYNAMIC_CONFIG);
   const child = spawn(
     executable.path,
     [

@@ -7,6 +7,7 @@ import { keelSearchAttributes } from '../workflows/search-attributes.js';
 import { processIdentity } from './process-identity.js';
 import type { ServerRecord } from './server-record.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
+import { dynamicConfigArguments } from '../server-settings.js';
 
 /** How long a starting server may take to answer (a first start creates its database). */
 const START_TIMEOUT_MS = 60_000;
@@ -118,6 +119,7 @@ export async function startLocalServer(options: {
     dataFile,
     '--log-level',
     'warn',
+    ...dynamicConfigArguments(),
     ...keelSearchAttributes.flatMap((key) => [
       '--search-attribute',
       `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`,

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { access, mkdir, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { processIdentity } from '../../src/cli/process-identity.js';
 import type { ServerRecord } from '../../src/cli/server-record.js';
 import { LocalServers } from '../support/local-servers.js';
+import { dynamicConfigArguments } from '../../src/server-settings.js';
 
 const servers = new LocalServers();
 const bystanders: ChildProcess[] = [];
@@ -71,6 +72,12 @@ describe('keel server start|status|stop', () => {
       uiUrl: `http://localhost:${uiPort}`,
     });
     expect(started.stdout).toContain(`PID      ${record.pid}`);
+    // With Keel's dynamic config (src/server-settings.ts), as the process itself was given it.
+    const commandLine = (await readFile(`/proc/${record.pid}/cmdline`, 'utf8')).split('\0');
+    const settings = dynamicConfigArguments();
+    expect(settings).toContain('history.transferProcessorMaxPollRPS=1000');
+    for (let index = 0; index < settings.length; index += 2)
+      expect(commandLine.join(' ')).toContain(`${settings[index]} ${settings[index + 1]}`);
     expect(started.stdout).toContain(`Web UI   http://localhost:${uiPort}`);
     await access(path.join(dataDirectory, 'server.log'));
     // Owner only: the directory holds every task and tool output (temporal.db).

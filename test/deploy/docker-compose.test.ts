@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
 import { DEFAULT_TASK_QUEUE } from '../../src/contract/defaults.js';
+import { KEEL_SERVER_DYNAMIC_CONFIG } from '../../src/server-settings.js';
 import { keelSearchAttributes } from '../../src/workflows/search-attributes.js';
 import { environmentNamesReadByCode } from './code-environment.js';
 import {
@@ -164,5 +168,18 @@ describe('docker-compose.yml', () => {
     expect(shutdownProblems(hasty)).toEqual([
       'keel is killed 10s after SIGTERM, within its 20s shutdown grace',
     ]);
+  });
+
+  it("gives the server the dynamic config Keel's local server gets", () => {
+    const file = path.join(repositoryRoot, 'deploy', 'dynamicconfig', 'production-sql.yaml');
+    type Setting = Array<{ value: unknown; constraints?: Record<string, unknown> }>;
+    const config = parse(readFileSync(file, 'utf8')) as Record<string, Setting | undefined>;
+    const globalValue = (key: string) =>
+      config[key]?.find((entry) => Object.keys(entry.constraints ?? {}).length === 0)?.value;
+    expect(Object.keys(KEEL_SERVER_DYNAMIC_CONFIG)).toContain('history.transferProcessorMaxPollRPS');
+    const differing = Object.entries(KEEL_SERVER_DYNAMIC_CONFIG)
+      .filter(([key, value]) => globalValue(key) !== value)
+      .map(([key]) => key);
+    expect(differing).toEqual([]);
   });
 });
