@@ -10,6 +10,7 @@ import { answers, awaitStartingServer, logTail, startLocalServer, withStartLock 
 import { recordedServer, removeServerRecord, serverRecordPath } from './server-record.js';
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
+import { dynamicConfigArguments } from '../server-settings.js';
 
 /** Ports of the local server: Temporal's usual ones unless `KEEL_LOCAL_PORT` / `KEEL_LOCAL_UI_PORT` say otherwise. */
 export function localPorts(environment: NodeJS.ProcessEnv = process.env): { port: number; uiPort: number } {
@@ -149,6 +150,7 @@ async function startServer(options: {
       dbFilename,
       searchAttributes: [...keelSearchAttributes],
       log: { format: 'pretty', level: 'error' },
+      extraArgs: dynamicConfigArguments(),
     },
   }).catch((error: unknown) => {
     throw new ConfigError(
