@@ -32,11 +32,14 @@ export interface HistogramTotal {
 /** The runtime's histograms, as scraped: `name{labels}` → sum and count. */
 export type MetricsSnapshot = Map<string, HistogramTotal>;
 
-/** Reads the runtime's metrics; an empty snapshot when metrics are not installed. */
-export async function scrapeMetrics(): Promise<MetricsSnapshot> {
+/**
+ * Reads the histograms of a Prometheus endpoint: this process's runtime when no `url` is given (an
+ * empty snapshot when its metrics are not installed), or the dev server's (`--metrics-port`).
+ */
+export async function scrapeMetrics(url: string | undefined = metricsUrl): Promise<MetricsSnapshot> {
   const snapshot: MetricsSnapshot = new Map();
-  if (metricsUrl === undefined) return snapshot;
-  const text = await (await fetch(metricsUrl)).text();
+  if (url === undefined) return snapshot;
+  const text = await (await fetch(url)).text();
   for (const line of text.split('\n')) {
     const match = /^(\w+)_(sum|count)(\{[^}]*\})? ([\d.e+-]+)$/.exec(line);
     if (match === null) continue;
@@ -50,15 +53,15 @@ export async function scrapeMetrics(): Promise<MetricsSnapshot> {
 }
 
 /**
- * Mean of histogram `name` (ms) over series whose labels contain every `labels` pair, between two
- * snapshots; the count is how many observations that mean is over.
+ * Sum and count of histogram `name` over series whose labels contain every `labels` pair, grown
+ * between two snapshots.
  */
-export function histogramMean(
+export function histogramTotal(
   before: MetricsSnapshot,
   after: MetricsSnapshot,
   name: string,
   labels: Record<string, string> = {},
-): { meanMs: number; count: number } {
+): HistogramTotal {
   const matches = (key: string): boolean =>
     key.startsWith(`${name}{`) &&
     Object.entries(labels).every(([label, value]) => key.includes(`${label}="${value}"`));
@@ -69,5 +72,62 @@ export function histogramMean(
     sum += total.sum - (before.get(key)?.sum ?? 0);
     count += total.count - (before.get(key)?.count ?? 0);
   }
+  return { sum, count };
+}
+
+/**
+ * Mean of histogram `name` (ms) over series whose labels contain every `labels` pair, between two
+ * snapshots; the count is how many observations that mean is over.
+ */
+export function histogramMean(
+  before: MetricsSnapshot,
+  after: MetricsSnapshot,
+  name: string,
+  labels: Record<string, string> = {},
+): { meanMs: number; count: number } {
+  const { sum, count } = histogramTotal(before, after, name, labels);
   return { meanMs: count === 0 ? Number.NaN : round(sum / count), count };
+}
+
+/** The Temporal server's `task_latency_load` operations the benchmarks report, by what they load. */
+export const SERVER_LOAD_OPERATIONS = {
+  workflowTask: 'TransferActiveTaskWorkflowTask',
+  activityTask: 'TransferActiveTaskActivityTask',
+} as const;
+
+/** Sum (ms) and count of the server's `task_latency_load` per operation, added up over runs. */
+export type ServerLoadTotals = Record<keyof typeof SERVER_LOAD_OPERATIONS, HistogramTotal>;
+
+/** No load latencies yet. */
+export function emptyServerLoad(): ServerLoadTotals {
+  return { workflowTask: { sum: 0, count: 0 }, activityTask: { sum: 0, count: 0 } };
+}
+
+/**
+ * Adds to `totals` what the server's `task_latency_load` (seconds in its Prometheus output: the time
+ * a transfer task waited in its history shard's queue before it was loaded) grew between two
+ * snapshots of the server's metrics.
+ */
+export function addServerLoad(
+  totals: ServerLoadTotals,
+  before: MetricsSnapshot,
+  after: MetricsSnapshot,
+): void {
+  for (const [kind, operation] of Object.entries(SERVER_LOAD_OPERATIONS)) {
+    const grown = histogramTotal(before, after, 'task_latency_load', { operation });
+    const total = totals[kind as keyof ServerLoadTotals];
+    total.sum += grown.sum * 1000;
+    total.count += grown.count;
+  }
+}
+
+/** The mean of each load latency, ms. */
+export function serverLoadMeans(
+  totals: ServerLoadTotals,
+): Record<keyof typeof SERVER_LOAD_OPERATIONS, { meanMs: number; count: number }> {
+  const mean = ({ sum, count }: HistogramTotal) => ({
+    meanMs: count === 0 ? Number.NaN : round(sum / count),
+    count,
+  });
+  return { workflowTask: mean(totals.workflowTask), activityTask: mean(totals.activityTask) };
 }
