@@ -1,6 +1,7 @@
 import type { Distribution } from './support/stats.js';
 import { ratio } from './support/stats.js';
 import type { StepBreakdown } from './support/history-timeline.js';
+import type { ServerLoadMean } from './support/metrics.js';
 
 /** Options of the per-step benchmark. */
 export interface PerStepOptions {
@@ -55,7 +56,7 @@ export interface VariantResult {
    * The dev server's `task_latency_load` over this variant's measured runs (mean ms): how long its
    * workflow and activity tasks waited in the history shard's transfer queue. Absent on an existing server.
    */
-  serverLoad?: Record<'workflowTask' | 'activityTask', { meanMs: number; count: number }>;
+  serverLoad?: Record<'workflowTask' | 'activityTask', ServerLoadMean>;
 }
 
 /** What the per-step benchmark found. */
@@ -113,6 +114,11 @@ export function ratios(
   return found;
 }
 
+/** A task kind's mean load latency, its queue latency and count; `– (n=0)` when no task was loaded. */
+export function loadText(load: ServerLoadMean): string {
+  return load.count === 0 ? '– (n=0)' : `${load.meanMs} (${load.queueMeanMs}, n=${load.count})`;
+}
+
 /** One line per variant and ratio, for the summary. */
 export function summarizePerStep(result: PerStepResult): string[] {
   const lines = Object.values(result.variants).map(
@@ -124,7 +130,8 @@ export function summarizePerStep(result: PerStepResult): string[] {
         : '') +
       (variant.workerCpuMsPerStep === undefined ? '' : `, worker ${variant.workerCpuMsPerStep} CPU ms/step`) +
       (variant.serverLoad
-        ? `, server task_latency_load workflow task ${variant.serverLoad.workflowTask.meanMs} ms, activity task ${variant.serverLoad.activityTask.meanMs} ms`
+        ? `; server task_latency_load (queue) ms: workflow task ${loadText(variant.serverLoad.workflowTask)}, ` +
+          `activity task ${loadText(variant.serverLoad.activityTask)}`
         : ''),
   );
   for (const [name, value] of Object.entries(result.ratios)) {

@@ -1,6 +1,5 @@
 import { distribution, round } from './support/stats.js';
 import { BenchModel, benchTask } from './support/bench-model.js';
-import { openEnvironment } from './support/environment.js';
 import type { BenchEnvironment } from './support/environment.js';
 import { fetchEvents, historySize, mergeBreakdowns, stepBreakdown } from './support/history-timeline.js';
 import {
@@ -11,16 +10,8 @@ import {
   serverLoadMeans,
 } from './support/metrics.js';
 import type { MetricsSnapshot, ServerLoadTotals } from './support/metrics.js';
-import {
-  agentsVariant,
-  bundleWhatIf,
-  distVariant,
-  keelInProcessVariant,
-  plainVariant,
-  whatIfVariant,
-} from './per-step-variants.js';
 import type { Variant } from './per-step-variants.js';
-import { KEEL_SERVER_DYNAMIC_CONFIG } from '../src/server-settings.js';
+import { startVariants } from './per-step-start.js';
 import { LOOP_TURNS, ratios, VERCEL_WORKFLOW_5_STEP_LOOP_OVERHEAD_MS } from './per-step-result.js';
 import type { PerStepOptions, PerStepResult, VariantResult } from './per-step-result.js';
 
@@ -51,117 +42,8 @@ export async function benchPerStep(
   const model = await BenchModel.start({ turns: options.turns });
   const variants: Variant[] = [];
   const notMeasured: Record<string, string> = {};
-  const existing = environment.serverPid === undefined;
-  const extraServer = async (
-    dynamicConfig: Record<string, unknown>,
-    add: (server: BenchEnvironment) => Promise<void>,
-  ): Promise<void> => {
-    const server = await openEnvironment({
-      kind: 'start',
-      dynamicConfig,
-      keelBundlePath: environment.keelBundle.codePath,
-      built: environment.built,
-      say,
-    });
-    const before = variants.length;
-    try {
-      await add(server);
-    } finally {
-      // The server closes with the last variant that runs on it.
-      const last = variants.length > before ? variants.pop()! : undefined;
-      if (last === undefined) await server.close();
-      else
-        variants.push({
-          ...last,
-          stop: async () => {
-            await last.stop();
-            await server.close();
-          },
-        });
-    }
-  };
   try {
-    variants.push(await plainVariant(model.url, environment.directory));
-    variants.push(
-      await distVariant('keel', '(b) Keel, built worker (node dist/worker.js)', environment, model.url),
-    );
-    if (options.localTool)
-      variants.push(
-        await distVariant('keelLocal', '(b″) as (b), the tool marked local', environment, model.url, true),
-      );
-    let agentsBundle: string | undefined;
-    if (options.agents) {
-      try {
-        const { bundleAgentsWorkflows } = await import('./agents/worker.js');
-        agentsBundle = await bundleAgentsWorkflows(environment.directory);
-        variants.push(
-          await agentsVariant(
-            'agents',
-            '(c) @temporalio/openai-agents, own process',
-            environment,
-            model.url,
-            agentsBundle,
-          ),
-        );
-      } catch (error) {
-        agentsBundle = undefined;
-        notMeasured.agents = (error as Error).message;
-        say(`per-step: @temporalio/openai-agents unavailable: ${notMeasured.agents}`);
-      }
-    }
-    if (options.stockServer && existing) notMeasured.keelStock = 'the benchmark runs on an existing server';
-    else if (options.stockServer) {
-      await extraServer({}, async (stock) => {
-        variants.push(await distVariant('keelStock', '(b₀) as (b), stock dev server', stock, model.url));
-        if (agentsBundle !== undefined && options.agentsOnStockServer)
-          variants.push(
-            await agentsVariant(
-              'agentsStock',
-              '(c₀) as (c), stock dev server',
-              stock,
-              model.url,
-              agentsBundle,
-            ),
-          );
-      });
-    }
-    if (options.eagerServer && existing) notMeasured.keelEager = 'the benchmark runs on an existing server';
-    else if (options.eagerServer) {
-      const eager = { ...KEEL_SERVER_DYNAMIC_CONFIG, 'system.enableActivityEagerExecution': true };
-      await extraServer(eager, async (server) => {
-        variants.push(
-          await distVariant(
-            'keelEager',
-            '(b′) as (b), server with eager activity dispatch',
-            server,
-            model.url,
-          ),
-        );
-      });
-    }
-    if (options.inProcess) {
-      variants.push(await keelInProcessVariant(environment, model.url));
-      const bundle = await bundleWhatIf(environment.directory);
-      variants.push(
-        await whatIfVariant(
-          'minimal',
-          "(d) Keel's activities, minimal workflow (in process)",
-          environment,
-          model.url,
-          bundle,
-          false,
-        ),
-        await whatIfVariant(
-          'localTool',
-          '(e) as (d), tool as a local activity',
-          environment,
-          model.url,
-          bundle,
-          true,
-        ),
-      );
-    }
-
+    variants.push(...(await startVariants(environment, options, model.url, notMeasured, say)));
     const tallies = new Map<string, Tally>(
       variants.map((variant) => [
         variant.name,

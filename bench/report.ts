@@ -1,5 +1,6 @@
 import { AGENT_LABELS } from './concurrency.js';
-import { KEEL_TO_AGENTS_GOAL, LOOP_TURNS } from './per-step-result.js';
+import { KEEL_TO_AGENTS_GOAL, loadText, LOOP_TURNS } from './per-step-result.js';
+import type { ServerLoadMean } from './support/metrics.js';
 import type { SuiteReport } from './suite.js';
 import type { Distribution } from './support/stats.js';
 
@@ -78,8 +79,9 @@ export function markdownTables(report: SuiteReport): string {
             perStep.vercelLoopOverheadMs,
           ]),
       ),
-      "History per step, and the dev server's own `task_latency_load` (mean ms a task waited in the " +
-        "history shard's transfer queue, from its Prometheus metrics, over the variant's measured runs):",
+      "History per step, and the dev server's own transfer-queue latencies from its Prometheus metrics " +
+        "over the variant's measured runs: `task_latency_load`, the mean ms from a task's creation until " +
+        "its history shard's queue reader loaded it, and in brackets `task_latency_queue`, until it was processed:",
       '',
       ...table(
         [
@@ -88,8 +90,8 @@ export function markdownTables(report: SuiteReport): string {
           'events/step',
           'bytes/step',
           'history of one run',
-          'TransferActiveTaskWorkflowTask load ms',
-          'TransferActiveTaskActivityTask load ms',
+          'TransferActiveTaskWorkflowTask load ms (queue ms, tasks)',
+          'TransferActiveTaskActivityTask load ms (queue ms, tasks)',
         ],
         Object.values(perStep.variants)
           .filter((variant) => variant.breakdown !== undefined)
@@ -266,10 +268,9 @@ export function markdownTables(report: SuiteReport): string {
   return lines.join('\n');
 }
 
-/** A `task_latency_load` mean with its count; n/a on a server the bench did not start. */
-function loadCell(load: { meanMs: number; count: number } | undefined): string {
-  if (load === undefined) return 'n/a';
-  return load.count === 0 ? '– (n=0)' : `${load.meanMs} (n=${load.count})`;
+/** A task kind's load latency (queue latency, count); n/a on a server the bench did not start. */
+function loadCell(load: ServerLoadMean | undefined): string {
+  return load === undefined ? 'n/a' : loadText(load);
 }
 
 /** One row of the recovery table: what, at which heartbeat timeout, and its median, max and count. */

@@ -95,18 +95,33 @@ export const SERVER_LOAD_OPERATIONS = {
   activityTask: 'TransferActiveTaskActivityTask',
 } as const;
 
-/** Sum (ms) and count of the server's `task_latency_load` per operation, added up over runs. */
-export type ServerLoadTotals = Record<keyof typeof SERVER_LOAD_OPERATIONS, HistogramTotal>;
+/** A task kind's `task_latency_load` and `task_latency_queue` totals (ms), added up over runs. */
+interface LoadTotal {
+  load: HistogramTotal;
+  queue: HistogramTotal;
+}
+
+/** The server's transfer-queue latencies per task kind, added up over runs. */
+export type ServerLoadTotals = Record<keyof typeof SERVER_LOAD_OPERATIONS, LoadTotal>;
+
+/** The means of one task kind's latencies (ms), and how many tasks they are over. */
+export interface ServerLoadMean {
+  /** `task_latency_load`: from the task's creation until its queue's reader loaded it. */
+  meanMs: number;
+  count: number;
+  /** `task_latency_queue`: from the task's creation until it was processed (the load included). */
+  queueMeanMs: number;
+}
 
 /** No load latencies yet. */
 export function emptyServerLoad(): ServerLoadTotals {
-  return { workflowTask: { sum: 0, count: 0 }, activityTask: { sum: 0, count: 0 } };
+  const empty = (): LoadTotal => ({ load: { sum: 0, count: 0 }, queue: { sum: 0, count: 0 } });
+  return { workflowTask: empty(), activityTask: empty() };
 }
 
 /**
- * Adds to `totals` what the server's `task_latency_load` (seconds in its Prometheus output: the time
- * a transfer task waited in its history shard's queue before it was loaded) grew between two
- * snapshots of the server's metrics.
+ * Adds to `totals` what the server's `task_latency_load` and `task_latency_queue` (seconds in its
+ * Prometheus output) grew between two snapshots of the server's metrics.
  */
 export function addServerLoad(
   totals: ServerLoadTotals,
@@ -114,20 +129,27 @@ export function addServerLoad(
   after: MetricsSnapshot,
 ): void {
   for (const [kind, operation] of Object.entries(SERVER_LOAD_OPERATIONS)) {
-    const grown = histogramTotal(before, after, 'task_latency_load', { operation });
     const total = totals[kind as keyof ServerLoadTotals];
-    total.sum += grown.sum * 1000;
-    total.count += grown.count;
+    for (const [metric, into] of [
+      ['task_latency_load', total.load],
+      ['task_latency_queue', total.queue],
+    ] as const) {
+      const grown = histogramTotal(before, after, metric, { operation });
+      into.sum += grown.sum * 1000;
+      into.count += grown.count;
+    }
   }
 }
 
-/** The mean of each load latency, ms. */
+/** The means of each task kind's latencies, ms. */
 export function serverLoadMeans(
   totals: ServerLoadTotals,
-): Record<keyof typeof SERVER_LOAD_OPERATIONS, { meanMs: number; count: number }> {
-  const mean = ({ sum, count }: HistogramTotal) => ({
-    meanMs: count === 0 ? Number.NaN : round(sum / count),
-    count,
+): Record<keyof typeof SERVER_LOAD_OPERATIONS, ServerLoadMean> {
+  const mean = ({ sum, count }: HistogramTotal): number => (count === 0 ? Number.NaN : round(sum / count));
+  const means = ({ load, queue }: LoadTotal): ServerLoadMean => ({
+    meanMs: mean(load),
+    count: load.count,
+    queueMeanMs: mean(queue),
   });
-  return { workflowTask: mean(totals.workflowTask), activityTask: mean(totals.activityTask) };
+  return { workflowTask: means(totals.workflowTask), activityTask: means(totals.activityTask) };
 }
