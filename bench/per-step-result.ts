@@ -114,6 +114,11 @@ export function ratios(
   return found;
 }
 
+/** History bytes per step, all event types together, rounded to the byte. */
+export function bytesPerStep(breakdown: StepBreakdown): number {
+  return Math.round(Object.values(breakdown.bytesPerStep).reduce((sum, bytes) => sum + bytes, 0));
+}
+
 /** A task kind's mean load latency, its queue latency and count; `– (n=0)` when no task was loaded. */
 export function loadText(load: ServerLoadMean): string {
   return load.count === 0 ? '– (n=0)' : `${load.meanMs} (${load.queueMeanMs}, n=${load.count})`;
@@ -126,7 +131,7 @@ export function summarizePerStep(result: PerStepResult): string[] {
       `  ${variant.label.padEnd(52)} step median ${variant.stepMs.median} ms, mean ${variant.stepMs.mean} ms, p95 ${variant.stepMs.p95} ms` +
       (variant.breakdown
         ? ` (${variant.breakdown.workflowTasksPerStep} workflow tasks, ${variant.breakdown.eventsPerStep} events` +
-          `, ${Object.values(variant.breakdown.bytesPerStep).reduce((sum, bytes) => sum + bytes, 0)} bytes per step)`
+          `, ${bytesPerStep(variant.breakdown)} bytes per step)`
         : '') +
       (variant.workerCpuMsPerStep === undefined ? '' : `, worker ${variant.workerCpuMsPerStep} CPU ms/step`) +
       (variant.serverLoad

@@ -1,5 +1,5 @@
 import { AGENT_LABELS } from './concurrency.js';
-import { KEEL_TO_AGENTS_GOAL, loadText, LOOP_TURNS } from './per-step-result.js';
+import { bytesPerStep, KEEL_TO_AGENTS_GOAL, loadText, LOOP_TURNS } from './per-step-result.js';
 import type { ServerLoadMean } from './support/metrics.js';
 import type { SuiteReport } from './suite.js';
 import type { Distribution } from './support/stats.js';
@@ -99,7 +99,7 @@ export function markdownTables(report: SuiteReport): string {
             variant.label,
             variant.breakdown!.workflowTasksPerStep,
             variant.breakdown!.eventsPerStep,
-            Object.values(variant.breakdown!.bytesPerStep).reduce((sum, bytes) => sum + bytes, 0),
+            bytesPerStep(variant.breakdown!),
             variant.history ? `${variant.history.events} events, ${variant.history.bytes} bytes` : undefined,
             loadCell(variant.serverLoad?.workflowTask),
             loadCell(variant.serverLoad?.activityTask),
