@@ -1,40 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkerOptions } from '@temporalio/worker';
 import { KeelClient } from '../src/client.js';
-import type { RunResult } from '../src/contract/run-result.js';
 import { BenchModel, benchTask } from './support/bench-model.js';
+import type { WorkerUsage } from './support/child-worker.js';
+import type { ChildWorker } from './support/child-worker.js';
+import { startDistWorker } from './support/dist-worker.js';
 import type { BenchEnvironment } from './support/environment.js';
 import { dispatchLatencies, fetchEvents } from './support/history-timeline.js';
 import { mapLimit } from './support/pool.js';
 import { ownCpuSeconds, processCpuSeconds } from './support/process-usage.js';
 import { distribution, ratio, round } from './support/stats.js';
 import type { Distribution } from './support/stats.js';
-import { BenchWorkerProcess } from './support/worker-process.js';
 
-/** Worker settings tried, by name; `default` is what `createKeelWorker` gives. */
-export const WORKER_SETTINGS: Record<string, Partial<WorkerOptions>> = {
-  default: {},
-  /** Enough activity slots for every run's model call to be in flight at once. */
-  activitySlots: { maxConcurrentActivityTaskExecutions: 2_000 },
-  /** As `activitySlots`, plus more workflow-task slots and autoscaling pollers. */
-  tuned: {
-    maxConcurrentActivityTaskExecutions: 2_000,
-    maxConcurrentWorkflowTaskExecutions: 200,
-    workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 50 },
-    activityTaskPollerBehavior: { type: 'autoscaling', maximum: 50 },
-  },
-  /** A workflow cache far smaller than the number of runs: evicted runs are replayed from history. */
-  smallCache: { maxCachedWorkflows: 20, maxConcurrentWorkflowTaskExecutions: 20 },
-};
+/** Which agent a case runs: Keel's built worker, or the `@temporalio/openai-agents` agent's worker. */
+export type ConcurrencyAgent = 'keel' | 'agents';
 
-/** One measurement: `runs` concurrent runs on one worker process with one worker setting. */
+/** One measurement: `runs` concurrent runs of one agent on a fresh worker process of its own. */
 export interface ConcurrencyCase {
   runs: number;
-  setting: keyof typeof WORKER_SETTINGS;
+  agent: ConcurrencyAgent;
 }
 
 /** Options of the concurrency benchmark. */
 export interface ConcurrencyOptions {
+  /** Run in this order; Keel's and the peer's case of one size go one after the other. */
   cases: ConcurrencyCase[];
   turns: number;
   modelLatencyMs: number;
@@ -42,7 +30,6 @@ export interface ConcurrencyOptions {
 
 /** What one case measured. */
 export interface ConcurrencyCaseResult extends ConcurrencyCase {
-  workerOptions: Partial<WorkerOptions>;
   completed: number;
   /** Seconds from the first start to the last result. */
   wallSeconds: number;
@@ -51,18 +38,24 @@ export interface ConcurrencyCaseResult extends ConcurrencyCase {
   overIdeal: number;
   /** Seconds it took to start every run (they start in parallel, 50 at a time). */
   startSeconds: number;
-  /** Steps (model turn + tool call) finished per second, all runs together. */
+  /** Steps (model turn + tool call) finished per second, all runs together, over the whole wall time. */
   stepsPerSecond: number;
+  /** Model requests per second in the middle half of the wall time, when every run is in flight. */
+  saturatedStepsPerSecond: number;
   worker: {
     cpuSeconds: number;
-    cpuSecondsPerRun: number;
+    cpuMsPerStep: number;
     /** Resident memory once the worker polled, before any run. */
-    idleRssMiB: number;
+    readyRssMiB: number;
     peakRssMiB: number;
-    peakRssPerRunMiB: number;
+    /** (peak RSS − RSS at ready) / runs: what a cached run costs the worker. */
+    rssPerRunMiB: number;
   };
-  /** CPU seconds of the Temporal dev server and of this process (client and model server) in the case. */
-  serverCpuSeconds?: number;
+  /** The dev server's CPU time in the case (undefined on an existing server: its process is not ours). */
+  server?: { cpuSeconds: number; cpuMsPerStep: number };
+  /** Worker CPU / (worker + server CPU), when the server's is known. */
+  workerCpuShare?: number;
+  /** CPU seconds of this process (client and model server) in the case. */
   benchProcessCpuSeconds: number;
   /** Schedule→start (ms) of every workflow task and activity of every run, from the histories. */
   workflowTaskLatency: Distribution;
@@ -73,11 +66,28 @@ export interface ConcurrencyCaseResult extends ConcurrencyCase {
 export interface ConcurrencyResult {
   options: ConcurrencyOptions;
   cases: ConcurrencyCaseResult[];
+  /** Why the peer's cases did not run, if they did not. */
+  agentsUnavailable?: string;
+}
+
+/** The labels of the agents, for the summary and the tables. */
+export const AGENT_LABELS: Record<ConcurrencyAgent, string> = {
+  keel: 'Keel (dist worker)',
+  agents: '@temporalio/openai-agents',
+};
+
+/** A worker process for one case and how to run one agent run on it. */
+interface CaseWorker {
+  worker: ChildWorker;
+  ready: WorkerUsage;
+  start: (key: string) => Promise<string>;
+  wait: (id: string) => Promise<boolean>;
 }
 
 /**
- * Concurrency: many runs of `turns` turns at once on one worker (in its own process, so its CPU time
- * and memory are its own), the model answering after `modelLatencyMs`. Each case gets a fresh worker.
+ * Concurrency: many runs of `turns` turns at once on one worker in its own process (Keel's built
+ * worker, or the peer's), the model answering after `modelLatencyMs`; CPU and memory read from
+ * `/proc` for the worker and the dev server. Each case gets a fresh worker and model server.
  */
 export async function benchConcurrency(
   environment: BenchEnvironment,
@@ -85,16 +95,64 @@ export async function benchConcurrency(
   say: (line: string) => void,
 ): Promise<ConcurrencyResult> {
   const cases: ConcurrencyCaseResult[] = [];
+  let agentsUnavailable: string | undefined;
   for (const benchCase of options.cases) {
-    const result = await runCase(environment, options, benchCase);
-    say(
-      `concurrency: ${benchCase.runs} runs, ${benchCase.setting}: ${result.wallSeconds} s ` +
-        `(${result.overIdeal}× ideal), worker ${result.worker.cpuSeconds} CPU s, ` +
-        `peak RSS ${result.worker.peakRssMiB} MiB, workflow task p95 ${result.workflowTaskLatency.p95} ms`,
-    );
+    if (benchCase.agent === 'agents' && agentsUnavailable !== undefined) continue;
+    let result: ConcurrencyCaseResult;
+    try {
+      result = await runCase(environment, options, benchCase);
+    } catch (error) {
+      if (benchCase.agent !== 'agents') throw error;
+      agentsUnavailable = (error as Error).message;
+      say(`concurrency: @temporalio/openai-agents unavailable: ${agentsUnavailable}`);
+      continue;
+    }
+    say(`concurrency: ${caseLine(result)}`);
     cases.push(result);
   }
-  return { options, cases };
+  return { options, cases, ...(agentsUnavailable ? { agentsUnavailable } : {}) };
+}
+
+async function startCaseWorker(
+  environment: BenchEnvironment,
+  agent: ConcurrencyAgent,
+  modelUrl: string,
+  turns: number,
+): Promise<CaseWorker> {
+  if (agent === 'keel') {
+    const { worker, ready, taskQueue } = await startDistWorker({
+      built: environment.built,
+      address: environment.address,
+      namespace: environment.namespace,
+      modelUrl,
+      directory: environment.directory,
+    });
+    const keel = new KeelClient(environment.client, taskQueue);
+    return {
+      worker,
+      ready,
+      start: (key) => keel.startRun({ task: benchTask(key), maxTurns: turns, tools: ['noop'] }),
+      wait: (id) =>
+        keel.waitForResult(id).then(
+          (result) => result.status === 'completed',
+          () => false,
+        ),
+    };
+  }
+  const { bundleAgentsWorkflows, startAgentsWorker } = await import('./agents/worker.js');
+  const bundlePath = await bundleAgentsWorkflows(environment.directory);
+  const agents = await startAgentsWorker(environment, { modelUrl, bundlePath });
+  return {
+    worker: agents.worker,
+    ready: agents.ready,
+    // Its max turns count the final answer's turn apart.
+    start: (key) => agents.start(benchTask(key), turns + 1),
+    wait: (id) =>
+      agents.result(id).then(
+        () => true,
+        () => false,
+      ),
+  };
 }
 
 async function runCase(
@@ -103,77 +161,96 @@ async function runCase(
   benchCase: ConcurrencyCase,
 ): Promise<ConcurrencyCaseResult> {
   const model = await BenchModel.start({ turns: options.turns, latencyMs: options.modelLatencyMs });
-  const taskQueue = `keel-bench-${randomUUID()}`;
-  const workerOptions = WORKER_SETTINGS[benchCase.setting] ?? {};
-  const { process: worker, ready } = await BenchWorkerProcess.start({
-    address: environment.address,
-    namespace: environment.namespace,
-    taskQueue,
-    modelUrl: model.url,
-    bundlePath: environment.keelBundle.codePath,
-    searchAttributes: environment.searchAttributes,
-    workerOptions,
-  });
   try {
-    const keel = new KeelClient(environment.client, taskQueue);
-    const serverCpuBefore = environment.serverPid && (await processCpuSeconds(environment.serverPid));
-    const ownCpuBefore = ownCpuSeconds();
-    const started = performance.now();
-    const keys = Array.from({ length: benchCase.runs }, (_, index) => `c${benchCase.runs}-${index}`);
-    const runIds = await mapLimit(keys, 50, (key) =>
-      keel.startRun({ task: benchTask(key), maxTurns: options.turns, tools: ['noop'] }),
+    const { worker, ready, start, wait } = await startCaseWorker(
+      environment,
+      benchCase.agent,
+      model.url,
+      options.turns,
     );
-    const startSeconds = (performance.now() - started) / 1000;
-    const results = await mapLimit(runIds, 200, (runId) =>
-      keel.waitForResult(runId).catch((error: unknown): RunResult | undefined => {
-        void error;
-        return undefined;
-      }),
-    );
-    const wallSeconds = (performance.now() - started) / 1000;
-    const usage = await worker.usage();
-    const ownCpu = ownCpuSeconds() - ownCpuBefore;
-    const serverCpuAfter = environment.serverPid && (await processCpuSeconds(environment.serverPid));
-    const histories = await mapLimit(runIds, 20, (runId) => fetchEvents(environment.client, runId));
-    const latencies = histories.map((events) => dispatchLatencies(events));
-    const idealSeconds = (options.turns * options.modelLatencyMs) / 1000;
-    const cpuSeconds = usage.cpuSeconds - ready.cpuSeconds;
-    return {
-      ...benchCase,
-      workerOptions,
-      completed: results.filter((result) => result?.status === 'completed').length,
-      wallSeconds: round(wallSeconds),
-      idealSeconds,
-      overIdeal: ratio(wallSeconds, idealSeconds),
-      startSeconds: round(startSeconds),
-      stepsPerSecond: round((benchCase.runs * (options.turns - 1)) / wallSeconds, 1),
-      worker: {
-        cpuSeconds: round(cpuSeconds),
-        cpuSecondsPerRun: round(cpuSeconds / benchCase.runs, 4),
-        idleRssMiB: round(ready.rssMiB, 1),
-        peakRssMiB: round(usage.peakRssMiB, 1),
-        peakRssPerRunMiB: round((usage.peakRssMiB - ready.rssMiB) / benchCase.runs, 3),
-      },
-      ...(typeof serverCpuBefore === 'number' && typeof serverCpuAfter === 'number'
-        ? { serverCpuSeconds: round(serverCpuAfter - serverCpuBefore) }
-        : {}),
-      benchProcessCpuSeconds: round(ownCpu),
-      workflowTaskLatency: distribution(latencies.flatMap((latency) => latency.workflowTask)),
-      activityLatency: distribution(latencies.flatMap((latency) => latency.activity)),
-    };
+    try {
+      const serverCpuBefore = environment.serverPid && (await processCpuSeconds(environment.serverPid));
+      const ownCpuBefore = ownCpuSeconds();
+      const started = performance.now();
+      const prefix = `c${benchCase.runs}${benchCase.agent}-${randomUUID().slice(0, 8)}`;
+      const keys = Array.from({ length: benchCase.runs }, (_, index) => `${prefix}-${index}`);
+      const ids = await mapLimit(keys, 50, start);
+      const startSeconds = (performance.now() - started) / 1000;
+      const completed = (await mapLimit(ids, 200, wait)).filter(Boolean).length;
+      const ended = performance.now();
+      const wallSeconds = (ended - started) / 1000;
+      const usage = await worker.usage();
+      const ownCpu = ownCpuSeconds() - ownCpuBefore;
+      const serverCpuAfter = environment.serverPid && (await processCpuSeconds(environment.serverPid));
+      const histories = await mapLimit(ids, 20, (id) => fetchEvents(environment.client, id));
+      const latencies = histories.map((events) => dispatchLatencies(events));
+      const idealSeconds = (options.turns * options.modelLatencyMs) / 1000;
+      const steps = benchCase.runs * (options.turns - 1);
+      const cpuSeconds = usage.cpuSeconds - ready.cpuSeconds;
+      const serverCpu =
+        typeof serverCpuBefore === 'number' && typeof serverCpuAfter === 'number'
+          ? serverCpuAfter - serverCpuBefore
+          : undefined;
+      // Every run is in flight in the middle half of the wall time: the rate there is the saturated one.
+      const from = started + (ended - started) / 4;
+      const to = ended - (ended - started) / 4;
+      const requests = [...model.arrivals.values()].flat().filter((time) => time >= from && time < to);
+      return {
+        ...benchCase,
+        completed,
+        wallSeconds: round(wallSeconds),
+        idealSeconds,
+        overIdeal: ratio(wallSeconds, idealSeconds),
+        startSeconds: round(startSeconds),
+        stepsPerSecond: round(steps / wallSeconds, 1),
+        saturatedStepsPerSecond: round(requests.length / ((to - from) / 1000), 1),
+        worker: {
+          cpuSeconds: round(cpuSeconds),
+          cpuMsPerStep: round((cpuSeconds * 1000) / steps),
+          readyRssMiB: round(ready.rssMiB, 1),
+          peakRssMiB: round(usage.peakRssMiB, 1),
+          rssPerRunMiB: round((usage.peakRssMiB - ready.rssMiB) / benchCase.runs, 3),
+        },
+        ...(serverCpu === undefined
+          ? {}
+          : {
+              server: { cpuSeconds: round(serverCpu), cpuMsPerStep: round((serverCpu * 1000) / steps) },
+              workerCpuShare: ratio(cpuSeconds, cpuSeconds + serverCpu),
+            }),
+        benchProcessCpuSeconds: round(ownCpu),
+        workflowTaskLatency: distribution(latencies.flatMap((latency) => latency.workflowTask)),
+        activityLatency: distribution(latencies.flatMap((latency) => latency.activity)),
+      };
+    } finally {
+      await worker.stop();
+    }
   } finally {
-    await worker.stop();
     await model.close();
   }
 }
 
-/** One line per case, for the summary. */
-export function summarizeConcurrency(result: ConcurrencyResult): string[] {
-  return result.cases.map(
-    (entry) =>
-      `  ${String(entry.runs).padStart(5)} runs ${entry.setting.padEnd(13)} ${entry.completed}/${entry.runs} completed, ` +
-      `${entry.wallSeconds} s = ${entry.overIdeal}× ideal, worker ${entry.worker.cpuSecondsPerRun} CPU s and ` +
-      `${entry.worker.peakRssPerRunMiB} MiB per run (peak ${entry.worker.peakRssMiB} MiB), ` +
-      `workflow task p95 ${entry.workflowTaskLatency.p95} ms, activity p95 ${entry.activityLatency.p95} ms`,
+function caseLine(entry: ConcurrencyCaseResult): string {
+  return (
+    `${String(entry.runs).padStart(5)} runs ${AGENT_LABELS[entry.agent].padEnd(26)} ${entry.completed}/${entry.runs} completed, ` +
+    `${entry.wallSeconds} s = ${entry.overIdeal}× ideal, ${entry.stepsPerSecond} steps/s (${entry.saturatedStepsPerSecond} at saturation), ` +
+    `worker ${entry.worker.cpuMsPerStep} CPU ms/step, server ${entry.server?.cpuMsPerStep ?? 'n/a'} CPU ms/step ` +
+    `(worker share ${entry.workerCpuShare ?? 'n/a'}), worker RSS ${entry.worker.rssPerRunMiB} MiB per cached run ` +
+    `(peak ${entry.worker.peakRssMiB} MiB), workflow task p95 ${entry.workflowTaskLatency.p95} ms`
   );
+}
+
+/** One line per case, and the ratios of Keel's to the peer's at each size, for the summary. */
+export function summarizeConcurrency(result: ConcurrencyResult): string[] {
+  const lines = result.cases.map((entry) => `  ${caseLine(entry)}`);
+  for (const keel of result.cases.filter((entry) => entry.agent === 'keel')) {
+    const peer = result.cases.find((entry) => entry.agent === 'agents' && entry.runs === keel.runs);
+    if (peer === undefined) continue;
+    lines.push(
+      `  ${String(keel.runs).padStart(5)} runs Keel/peer: worker CPU per step ` +
+        `${ratio(keel.worker.cpuMsPerStep, peer.worker.cpuMsPerStep)}× (goal ≤ 0.5×), RSS per run ` +
+        `${ratio(keel.worker.rssPerRunMiB, peer.worker.rssPerRunMiB)}×, wall ${ratio(keel.wallSeconds, peer.wallSeconds)}×`,
+    );
+  }
+  if (result.agentsUnavailable) lines.push(`  the peer was not measured: ${result.agentsUnavailable}`);
+  return lines;
 }

@@ -1,3 +1,6 @@
+import { AGENT_LABELS } from './concurrency.js';
+import { bytesPerStep, KEEL_TO_AGENTS_GOAL, loadText, LOOP_TURNS } from './per-step-result.js';
+import type { ServerLoadMean } from './support/metrics.js';
 import type { SuiteReport } from './suite.js';
 import type { Distribution } from './support/stats.js';
 
@@ -24,6 +27,14 @@ export function markdownTables(report: SuiteReport): string {
       `${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}, ` +
       `${report.wallSeconds} s for the whole command. Raw results: \`bench/results/*.json\`.`,
     '',
+    // Saved reports from before the server was recorded have none.
+    ...(report.server
+      ? [
+          `Server: ${report.server.startedByBench ? 'in-memory dev servers the bench started' : `the existing server at ${report.server.address}`} ` +
+            `(Temporal ${report.server.version})${report.server.startedByBench ? '' : '; server CPU not measured (n/a)'}.`,
+          '',
+        ]
+      : []),
   ];
   const perStep = report.results['per-step'];
   if (perStep) {
@@ -32,39 +43,71 @@ export function markdownTables(report: SuiteReport): string {
       `#### 1. Per-step overhead (${repetitions} runs of ${turns} turns per variant, interleaved)`,
       '',
       ...table(
-        [
-          'variant',
-          'ms/step median',
-          'mean',
-          'p95',
-          'ms/run median',
-          'workflow tasks/step',
-          'events/step',
-          'history of one run',
-        ],
+        ['variant', 'ms/step median', 'mean', 'p95', 'ms/run median', 'worker CPU ms/step'],
         Object.values(perStep.variants).map((variant) => [
           variant.label,
           variant.stepMs.median,
           variant.stepMs.mean,
           variant.stepMs.p95,
           variant.runMs.median,
-          variant.breakdown?.workflowTasksPerStep,
-          variant.breakdown?.eventsPerStep,
-          variant.history ? `${variant.history.events} events, ${variant.history.bytes} bytes` : undefined,
+          variant.workerCpuMsPerStep,
         ]),
       ),
       ...table(
         ['ratio of ms/step', 'median', 'mean', 'p95', 'without workflow-task waits'],
         Object.entries(perStep.ratios).map(([name, value]) => [
-          name,
+          name === 'keel/agents' ? `${name} (goal ≤ ${KEEL_TO_AGENTS_GOAL}×)` : name,
           `${value.median}×`,
           `${value.mean}×`,
           `${value.p95}×`,
           value.busy === undefined ? undefined : `${value.busy}×`,
         ]),
       ),
+      `A ${LOOP_TURNS}-turn agent loop's total overhead: each variant's ${LOOP_TURNS}-turn run minus the plain ` +
+        `loop's run beside it (ms; ${perStep.options.loopRuns} pairs), beside Vercel Workflow's published ` +
+        `figure for a 5-step loop (theirs, not measured here):`,
+      '',
+      ...table(
+        ['variant', 'overhead median', 'mean', 'p95', 'Vercel Workflow, published'],
+        Object.values(perStep.variants)
+          .filter((variant) => variant.loop?.overheadMs !== undefined)
+          .map((variant) => [
+            variant.label,
+            variant.loop!.overheadMs!.median,
+            variant.loop!.overheadMs!.mean,
+            variant.loop!.overheadMs!.p95,
+            perStep.vercelLoopOverheadMs,
+          ]),
+      ),
+      "History per step, and the dev server's own transfer-queue latencies from its Prometheus metrics " +
+        "over the variant's measured runs: `task_latency_load`, the mean ms from a task's creation until " +
+        "its history shard's queue reader loaded it, and in brackets `task_latency_queue`, until it was processed:",
+      '',
+      ...table(
+        [
+          'variant',
+          'workflow tasks/step',
+          'events/step',
+          'bytes/step',
+          'history of one run',
+          'TransferActiveTaskWorkflowTask load ms (queue ms, tasks)',
+          'TransferActiveTaskActivityTask load ms (queue ms, tasks)',
+        ],
+        Object.values(perStep.variants)
+          .filter((variant) => variant.breakdown !== undefined)
+          .map((variant) => [
+            variant.label,
+            variant.breakdown!.workflowTasksPerStep,
+            variant.breakdown!.eventsPerStep,
+            bytesPerStep(variant.breakdown!),
+            variant.history ? `${variant.history.events} events, ${variant.history.bytes} bytes` : undefined,
+            loadCell(variant.serverLoad?.workflowTask),
+            loadCell(variant.serverLoad?.activityTask),
+          ]),
+      ),
     );
-    if (perStep.agentsUnavailable) lines.push(`(c) was not measured: ${perStep.agentsUnavailable}`, '');
+    for (const [name, why] of Object.entries(perStep.notMeasured ?? {}))
+      lines.push(`${name} was not measured: ${why}.`, '');
     const temporal = Object.entries(perStep.variants).filter(
       ([, variant]) => variant.breakdown !== undefined,
     );
@@ -98,7 +141,7 @@ export function markdownTables(report: SuiteReport): string {
       )
     ) {
       lines.push(
-        "The worker's own view (SDK metrics, mean ms, warm-up runs included):",
+        "The in-process workers' own view (SDK metrics, mean ms):",
         '',
         ...table(
           ['worker metric', ...temporal.map(([name]) => name)],
@@ -111,7 +154,7 @@ export function markdownTables(report: SuiteReport): string {
           ]),
         ),
         ...table(
-          ['server call (all variants)', 'mean ms', 'calls'],
+          ['server call (in-process variants)', 'mean ms', 'calls'],
           Object.entries(perStep.serverCalls).map(([name, value]) => [name, value.meanMs, value.count]),
         ),
       );
@@ -126,32 +169,38 @@ export function markdownTables(report: SuiteReport): string {
       ...table(
         [
           'runs',
-          'worker setting',
+          'agent (own worker process)',
           'completed',
           'wall s',
           '× ideal',
-          'steps/s',
-          'worker CPU s (per run)',
-          'worker peak RSS MiB (per run)',
-          'dev server CPU s',
+          'steps/s (at saturation)',
+          'worker CPU ms/step',
+          'server CPU ms/step',
+          'worker share of CPU',
+          'worker RSS MiB ready → peak',
+          'RSS MiB per cached run',
           'workflow task p95 ms',
           'activity p95 ms',
         ],
         concurrency.cases.map((entry) => [
           entry.runs,
-          entry.setting,
+          AGENT_LABELS[entry.agent],
           `${entry.completed}/${entry.runs}`,
           entry.wallSeconds,
           entry.overIdeal,
-          entry.stepsPerSecond,
-          `${entry.worker.cpuSeconds} (${entry.worker.cpuSecondsPerRun})`,
-          `${entry.worker.peakRssMiB} (${entry.worker.peakRssPerRunMiB})`,
-          entry.serverCpuSeconds,
+          `${entry.stepsPerSecond} (${entry.saturatedStepsPerSecond})`,
+          entry.worker.cpuMsPerStep,
+          entry.server?.cpuMsPerStep ?? 'n/a',
+          entry.workerCpuShare ?? 'n/a',
+          `${entry.worker.readyRssMiB} → ${entry.worker.peakRssMiB}`,
+          entry.worker.rssPerRunMiB,
           entry.workflowTaskLatency.p95,
           entry.activityLatency.p95,
         ]),
       ),
     );
+    if (concurrency.agentsUnavailable)
+      lines.push(`The peer was not measured: ${concurrency.agentsUnavailable}.`, '');
   }
   const history = report.results.history;
   if (history) {
@@ -217,6 +266,11 @@ export function markdownTables(report: SuiteReport): string {
     );
   }
   return lines.join('\n');
+}
+
+/** A task kind's load latency (queue latency, count); n/a on a server the bench did not start. */
+function loadCell(load: ServerLoadMean | undefined): string {
+  return load === undefined ? 'n/a' : loadText(load);
 }
 
 /** One row of the recovery table: what, at which heartbeat timeout, and its median, max and count. */

@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- --quick | --size default|full] [--only per-step,concurrency,history,recovery]
- * [--out <directory>]`: starts a local Temporal dev server, runs the benchmarks, writes
- * `<out>/<name>.json` and prints a summary. A default or full run also rewrites the generated part of
- * BENCHMARKS.md, so every number there comes from that one command.
+ * [--out <directory>] [--address host:port [--namespace ns]]`: starts a local Temporal dev server (or
+ * uses the existing server at `--address`), runs the benchmarks, writes `<out>/<name>.json` and
+ * prints a summary. A default or full run on a dev server it started also rewrites the generated
+ * part of BENCHMARKS.md, so every number there comes from that one command.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { format, resolveConfig } from 'prettier';
 import { markdownTables } from './report.js';
 import { BENCHMARKS, runSuite, SIZES, summarize } from './suite.js';
 import type { BenchmarkName, SuiteReport } from './suite.js';
-import { openEnvironment } from './support/environment.js';
+import { openEnvironment, UnreachableServerError } from './support/environment.js';
 import { installBenchRuntime } from './support/metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,6 +26,7 @@ function usage(message?: string): never {
   if (message) console.error(message);
   console.error(
     'usage: npm run bench -- [--quick | --size quick|default|full] [--only per-step,concurrency,history,recovery] [--out DIR]\n' +
+      '                        [--address HOST:PORT [--namespace NAMESPACE]]   (an existing server instead of a dev server)\n' +
       '       npm run bench -- --report   (re-render the tables of BENCHMARKS.md from bench/results)',
   );
   process.exit(2);
@@ -38,6 +40,8 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       out: { type: 'string' },
       report: { type: 'boolean', default: false },
+      address: { type: 'string' },
+      namespace: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -49,14 +53,23 @@ async function main(): Promise<void> {
     );
     return;
   }
+  if (values.namespace !== undefined && values.address === undefined)
+    usage('--namespace names a namespace of the server given by --address');
+  if (values.address !== undefined && !/^[^\s:/]+:\d{1,5}$/.test(values.address))
+    usage(`--address must be host:port, not ${JSON.stringify(values.address)}`);
   const size = values.quick ? 'quick' : (values.size ?? 'default');
   if (!(size in SIZES)) usage(`unknown size ${size}`);
   const only = values.only?.split(',').map((name) => name.trim());
   const unknown = only?.filter((name) => !(BENCHMARKS as readonly string[]).includes(name)) ?? [];
   if (unknown.length > 0) usage(`unknown benchmark(s) ${unknown.join(', ')}`);
+  // bench/results holds the dev server's numbers behind BENCHMARKS.md: other servers' go elsewhere.
   const outputDirectory = path.resolve(
     values.out ??
-      (size === 'quick' ? path.join(tmpdir(), 'keel-bench-quick') : path.join(root, 'bench', 'results')),
+      (size === 'quick'
+        ? path.join(tmpdir(), 'keel-bench-quick')
+        : values.address !== undefined
+          ? path.join(tmpdir(), 'keel-bench-address')
+          : path.join(root, 'bench', 'results')),
   );
   const command = [
     'npm run bench',
@@ -64,8 +77,25 @@ async function main(): Promise<void> {
   ].join(' ');
 
   await installBenchRuntime();
-  console.error('Starting a Temporal dev server and bundling the workflows…');
-  const environment = await openEnvironment({ kind: 'start' });
+  const existing = values.address;
+  console.error(
+    existing === undefined
+      ? 'Starting a Temporal dev server and bundling the workflows…'
+      : `Connecting to the Temporal server at ${existing} and bundling the workflows…`,
+  );
+  const environment = await openEnvironment(
+    existing === undefined
+      ? { kind: 'start' }
+      : { kind: 'existing', address: existing, namespace: values.namespace ?? 'default' },
+  ).catch((error: unknown) => {
+    if (!(error instanceof UnreachableServerError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  });
+  console.error(
+    `Temporal server ${environment.address} (namespace ${environment.namespace}): version ${environment.serverVersion}` +
+      (existing === undefined ? '' : '; its CPU is not measured (n/a)'),
+  );
   try {
     const report = await runSuite({
       environment,
@@ -79,12 +109,15 @@ async function main(): Promise<void> {
       command: report.command,
       size: report.size,
       machine: report.machine,
+      server: report.server,
       startedAt: report.startedAt,
       wallSeconds: report.wallSeconds,
     };
     await writeFile(path.join(outputDirectory, 'run.json'), `${JSON.stringify(run, null, 2)}\n`);
     console.log(`results: ${outputDirectory}`);
-    if (size !== 'quick' && only === undefined) await updateBenchmarksMarkdown(markdownTables(report));
+    // The tables of BENCHMARKS.md are the dev server's; numbers of another server go to --out only.
+    if (size !== 'quick' && only === undefined && existing === undefined)
+      await updateBenchmarksMarkdown(markdownTables(report));
   } finally {
     await environment.close();
   }

@@ -24,25 +24,47 @@ export interface SuiteSize {
 }
 
 /**
- * Named sizes: `quick` is what CI runs once (seconds); `default` is what `npm run bench` runs (about
- * 6 minutes on 2 cores); `full` adds 1,000 concurrent runs and more samples (about 15 minutes).
+ * Named sizes: `quick` is what CI runs once (seconds, every row once); `default` is what `npm run
+ * bench` runs (100 and 500 concurrent runs); `full` adds 1,000 concurrent runs and more samples.
  */
 export const SIZES: Record<'quick' | 'default' | 'full', SuiteSize> = {
   quick: {
-    'per-step': { turns: 4, repetitions: 1, agents: false, eagerServer: false, whatIf: false },
-    concurrency: { cases: [{ runs: 5, setting: 'default' }], turns: 3, modelLatencyMs: 100 },
+    'per-step': {
+      turns: 4,
+      repetitions: 1,
+      loopRuns: 1,
+      agents: true,
+      stockServer: true,
+      agentsOnStockServer: false,
+      localTool: false,
+      eagerServer: false,
+      inProcess: false,
+    },
+    concurrency: {
+      cases: [
+        { runs: 5, agent: 'keel' },
+        { runs: 5, agent: 'agents' },
+      ],
+      turns: 3,
+      modelLatencyMs: 100,
+    },
     history: { turns: 4, observationSizes: [100, 12_000] },
     recovery: { kills: 1, cancels: 1, heartbeatTimeouts: [1] },
   },
   default: {
-    'per-step': { turns: 20, repetitions: 5, agents: true, eagerServer: true, whatIf: true },
+    'per-step': {
+      turns: 20,
+      repetitions: 5,
+      loopRuns: 20,
+      agents: true,
+      stockServer: true,
+      agentsOnStockServer: true,
+      localTool: true,
+      eagerServer: false,
+      inProcess: true,
+    },
     concurrency: {
-      cases: [
-        { runs: 100, setting: 'default' },
-        { runs: 100, setting: 'tuned' },
-        { runs: 100, setting: 'smallCache' },
-        { runs: 500, setting: 'default' },
-      ],
+      cases: concurrencyCases([100, 500]),
       turns: 10,
       modelLatencyMs: 500,
     },
@@ -50,15 +72,19 @@ export const SIZES: Record<'quick' | 'default' | 'full', SuiteSize> = {
     recovery: { kills: 3, cancels: 5, heartbeatTimeouts: [2, 5] },
   },
   full: {
-    'per-step': { turns: 20, repetitions: 10, agents: true, eagerServer: true, whatIf: true },
+    'per-step': {
+      turns: 20,
+      repetitions: 10,
+      loopRuns: 40,
+      agents: true,
+      stockServer: true,
+      agentsOnStockServer: true,
+      localTool: true,
+      eagerServer: true,
+      inProcess: true,
+    },
     concurrency: {
-      cases: [
-        { runs: 100, setting: 'default' },
-        { runs: 100, setting: 'tuned' },
-        { runs: 100, setting: 'smallCache' },
-        { runs: 500, setting: 'default' },
-        { runs: 1000, setting: 'default' },
-      ],
+      cases: concurrencyCases([100, 500, 1000]),
       turns: 10,
       modelLatencyMs: 500,
     },
@@ -67,12 +93,22 @@ export const SIZES: Record<'quick' | 'default' | 'full', SuiteSize> = {
   },
 };
 
+/** Keel's case and the peer's at each size, one after the other. */
+function concurrencyCases(sizes: readonly number[]): ConcurrencyOptions['cases'] {
+  return sizes.flatMap((runs) => [
+    { runs, agent: 'keel' as const },
+    { runs, agent: 'agents' as const },
+  ]);
+}
+
 /** Everything one invocation measured. */
 export interface SuiteReport {
   /** The command line that produced the report. */
   command: string;
   size: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  /** The Temporal server the benchmarks ran on: a dev server they started, or `--address`. */
+  server: { address: string; namespace: string; version: string; startedByBench: boolean };
   startedAt: string;
   wallSeconds: number;
   results: {
@@ -105,6 +141,12 @@ export async function runSuite(options: {
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       node: process.version,
       platform: `${os.platform()} ${os.release()}`,
+    },
+    server: {
+      address: options.environment.address,
+      namespace: options.environment.namespace,
+      version: options.environment.serverVersion,
+      startedByBench: options.environment.serverPid !== undefined,
     },
     startedAt: new Date().toISOString(),
     wallSeconds: 0,
@@ -143,6 +185,9 @@ export function summarize(report: SuiteReport): string[] {
   return [
     `Keel benchmarks (${report.size}), ${report.machine.cpus} × ${report.machine.cpuModel}, node ${report.machine.node}`,
     `command: ${report.command}`,
+    `server: ${report.server.startedByBench ? 'a dev server the bench started' : 'an existing server'} at ` +
+      `${report.server.address} (namespace ${report.server.namespace}), Temporal ${report.server.version}` +
+      (report.server.startedByBench ? '' : '; server CPU: n/a'),
     ...(results['per-step'] ? ['1. per-step overhead', ...summarizePerStep(results['per-step'])] : []),
     ...(results.concurrency ? ['2. concurrency', ...summarizeConcurrency(results.concurrency)] : []),
     ...(results.history ? ['3. history economy', ...summarizeHistory(results.history)] : []),

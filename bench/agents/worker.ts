@@ -2,40 +2,31 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTracingDisabled } from '@openai/agents-core';
-import { OpenAIProvider } from '@openai/agents-openai';
-import type { OpenAIProviderOptions } from '@openai/agents-openai';
 import { Client } from '@temporalio/client';
-import { OpenAIAgentsPlugin } from '@temporalio/openai-agents';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { createOpenAIClient } from '../../src/model/client.js';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { silentLogger } from '../../test/support/loggers.js';
+import { ChildWorker } from '../support/child-worker.js';
+import type { WorkerUsage } from '../support/child-worker.js';
 import type { BenchEnvironment } from '../support/environment.js';
-import * as activities from './activities.js';
+import { agentsPlugin } from './plugin.js';
+import type { AgentsWorkerConfig } from './worker-main.js';
 
 const workflowsPath = fileURLToPath(new URL('./workflows.ts', import.meta.url));
+const workerMain = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 
-// The Agents SDK's tracing would export spans to OpenAI; the benchmark has no network and wants none.
-setTracingDisabled(true);
+/** Bundles already built, by directory: the per-step and concurrency benchmarks share one. */
+const bundles = new Map<string, Promise<string>>();
 
-/** The plugin as its README sets it up, with the model served by the benchmark's scripted server. */
-function agentsPlugin(modelUrl: string): OpenAIAgentsPlugin {
-  return new OpenAIAgentsPlugin({
-    modelProvider: new OpenAIProvider({
-      // The same client Keel uses (no SDK retries); the package's CommonJS types name another copy of the class.
-      openAIClient: createOpenAIClient({
-        apiKey: 'sk-bench',
-        baseURL: modelUrl,
-      }) as unknown as OpenAIProviderOptions['openAIClient'],
-      useResponses: true,
-    }),
-    // Keel's model activity timeout; the integration's retry defaults otherwise.
-    modelParams: { startToCloseTimeout: '600s' },
-  });
+/** The agent's workflow bundle in `directory`, built once (the plugin adds its polyfills and interceptors). */
+export function bundleAgentsWorkflows(directory: string): Promise<string> {
+  const existing = bundles.get(directory);
+  if (existing !== undefined) return existing;
+  const bundle = buildAgentsBundle(directory);
+  bundles.set(directory, bundle);
+  return bundle;
 }
 
-/** Builds the agent's workflow bundle once (the plugin adds its polyfills and interceptors). */
-export async function bundleAgentsWorkflows(directory: string): Promise<string> {
+async function buildAgentsBundle(directory: string): Promise<string> {
   const bundlePath = path.join(directory, 'agents-workflows.js');
   const bundle = await bundleWorkflowCode({
     workflowsPath,
@@ -51,43 +42,51 @@ export async function bundleAgentsWorkflows(directory: string): Promise<string> 
   return bundlePath;
 }
 
-/** A worker and a client for the `@temporalio/openai-agents` agent, on their own task queue. */
+/** The `@temporalio/openai-agents` agent's worker process and a client for it, on their own task queue. */
 export interface AgentsBench {
-  worker: Worker;
+  worker: ChildWorker;
+  /** The worker's usage once it was ready. */
+  ready: WorkerUsage;
   taskQueue: string;
-  /** The worker's own connection; close it after the worker has stopped. */
-  connection: NativeConnection;
   /** Starts one run; returns its workflow id. */
   start(task: string, maxTurns: number): Promise<string>;
   /** Waits for a run's final text. */
   result(workflowId: string): Promise<string>;
 }
 
-/** Creates the `@temporalio/openai-agents` worker and client. */
+/**
+ * Starts the agent's worker in its own process (`worker-main.ts`, loaded through tsx: the comparison
+ * has no build of its own; the loader costs start-up time, not time per step) and a client for it.
+ */
 export async function startAgentsWorker(
   environment: BenchEnvironment,
   options: { modelUrl: string; bundlePath: string },
 ): Promise<AgentsBench> {
-  const plugin = agentsPlugin(options.modelUrl);
   const taskQueue = `agents-bench-${randomUUID()}`;
-  const connection = await NativeConnection.connect({ address: environment.address });
-  const worker = await Worker.create({
-    connection,
+  const config: AgentsWorkerConfig = {
+    address: environment.address,
     namespace: environment.namespace,
     taskQueue,
-    activities,
-    workflowBundle: { codePath: options.bundlePath },
-    plugins: [plugin],
+    modelUrl: options.modelUrl,
+    bundlePath: options.bundlePath,
+  };
+  const profile = process.env.KEEL_BENCH_CPU_PROFILE;
+  const { worker, ready } = await ChildWorker.start({
+    name: 'the @temporalio/openai-agents worker',
+    executable: process.execPath,
+    args: ['--import', 'tsx', ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), workerMain],
+    env: { ...process.env, AGENTS_BENCH_WORKER: JSON.stringify(config) },
+    ready: /agents worker ready/,
   });
   const client = new Client({
     connection: environment.client.connection,
     namespace: environment.namespace,
-    plugins: [plugin],
+    plugins: [agentsPlugin(options.modelUrl)],
   });
   return {
     worker,
+    ready,
     taskQueue,
-    connection,
     async start(task, maxTurns) {
       const workflowId = `agents-bench-${randomUUID()}`;
       await client.workflow.start('agentsBenchRun', { taskQueue, workflowId, args: [task, maxTurns] });

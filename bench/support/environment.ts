@@ -9,6 +9,8 @@ import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
 import { dynamicConfigArguments, KEEL_SERVER_DYNAMIC_CONFIG } from '../../src/server-settings.js';
 import { workflowsPath } from '../../src/worker.js';
 import { freePort } from '../../test/support/free-port.js';
+import { prepareBuiltKeel } from './built-keel.js';
+import type { BuiltKeel } from './built-keel.js';
 import { silentLogger } from '../../test/support/loggers.js';
 import { locateTemporalCli } from '../../test/support/temporal-cli.js';
 
@@ -18,6 +20,12 @@ export interface BenchEnvironment {
   namespace: string;
   /** The dev server's process id when the benchmark started it (for its CPU time), else undefined. */
   serverPid: number | undefined;
+  /** The dev server's Prometheus endpoint when the benchmark started it, else undefined. */
+  serverMetricsUrl: string | undefined;
+  /** What the server says it is (`getSystemInfo`). */
+  serverVersion: string;
+  /** The built Keel package the worker processes run (`node dist/worker.js`). */
+  built: BuiltKeel;
   connection: NativeConnection;
   client: Client;
   /** Whether Keel's search attributes are registered, as a worker on the dev server would do. */
@@ -43,6 +51,8 @@ export interface DevServerOptions {
 export interface DevServer {
   address: string;
   pid: number;
+  /** Its Prometheus endpoint (`--metrics-port`). */
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -58,6 +68,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     );
   }
   const port = await freePort();
+  const metricsPort = await freePort();
   const address = `127.0.0.1:${port}`;
   const dynamic = dynamicConfigArguments(options.dynamicConfig ?? KEEL_SERVER_DYNAMIC_CONFIG);
   const child = spawn(
@@ -72,6 +83,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       String(port),
       '--log-level',
       'error',
+      '--metrics-port',
+      String(metricsPort),
       ...dynamic,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -90,6 +103,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   return {
     address,
     pid: child.pid!,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     async stop() {
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
@@ -122,30 +136,77 @@ export async function bundleKeelWorkflows(directory: string): Promise<string> {
   return bundlePath;
 }
 
+/** What every target may share with another environment: the bundle and the built package. */
+interface SharedParts {
+  keelBundlePath?: string;
+  built?: BuiltKeel;
+  say?: (line: string) => void;
+}
+
 /** Where the benchmarks run: a server they start themselves, or one that exists (the tests' dev server). */
 export type EnvironmentTarget =
-  | { kind: 'start'; dynamicConfig?: Record<string, unknown>; keelBundlePath?: string }
-  | { kind: 'existing'; address: string; namespace: string; keelBundlePath?: string };
+  | ({ kind: 'start'; dynamicConfig?: Record<string, unknown> } & SharedParts)
+  | ({ kind: 'existing'; address: string; namespace: string } & SharedParts);
 
-/** Connects to (or starts) a server, registers Keel's search attributes and builds the workflow bundle. */
+/** An existing server that does not answer, or answers as no Temporal server (`--address`). */
+export class UnreachableServerError extends Error {
+  override readonly name = 'UnreachableServerError';
+}
+
+/** Connects to the server at `address` and asks what it is; fails with {@link UnreachableServerError}. */
+async function connectClient(address: string): Promise<{ connection: Connection; version: string }> {
+  let connection: Connection;
+  try {
+    // A history page of a run near the 4 MiB continue-as-new limit is itself larger than gRPC's default 4 MiB.
+    connection = await Connection.connect({
+      address,
+      connectTimeout: 5_000,
+      channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+    });
+  } catch (error) {
+    throw new UnreachableServerError(`No Temporal server answers at ${address}: ${(error as Error).message}`);
+  }
+  try {
+    const info = await connection.withDeadline(Date.now() + 5_000, () =>
+      connection.workflowService.getSystemInfo({}),
+    );
+    return { connection, version: info.serverVersion || 'unknown' };
+  } catch (error) {
+    await connection.close();
+    throw new UnreachableServerError(
+      `The server at ${address} did not answer getSystemInfo: ${(error as Error).message}`,
+    );
+  }
+}
+
+/**
+ * Connects to (or starts) a server, checks that it answers (`getSystemInfo`), registers Keel's
+ * search attributes, builds the workflow bundle and prepares the built package (see `prepareBuiltKeel`).
+ */
 export async function openEnvironment(target: EnvironmentTarget): Promise<BenchEnvironment> {
+  const say = target.say ?? ((line: string) => console.error(line));
   const server = target.kind === 'start' ? await startDevServer(target) : undefined;
   const address = server?.address ?? (target.kind === 'existing' ? target.address : '');
   const namespace = target.kind === 'existing' ? target.namespace : 'default';
+  const { connection: clientConnection, version } = await connectClient(address).catch(
+    async (error: unknown) => {
+      await server?.stop();
+      throw error;
+    },
+  );
   const directory = await mkdtemp(path.join(tmpdir(), 'keel-bench-'));
   const connection = await NativeConnection.connect({ address });
-  // A history page of a run near the 4 MiB continue-as-new limit is itself larger than gRPC's default 4 MiB.
-  const clientConnection = await Connection.connect({
-    address,
-    channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
-  });
   const client = new Client({ connection: clientConnection, namespace });
   const searchAttributes = await ensureSearchAttributes(clientConnection, namespace, silentLogger);
   const codePath = target.keelBundlePath ?? (await bundleKeelWorkflows(directory));
+  const built = target.built ?? (await prepareBuiltKeel(directory, say));
   return {
     address,
     namespace,
     serverPid: server?.pid,
+    serverMetricsUrl: server?.metricsUrl,
+    serverVersion: version,
+    built,
     connection,
     client,
     searchAttributes,

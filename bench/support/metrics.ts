@@ -32,11 +32,14 @@ export interface HistogramTotal {
 /** The runtime's histograms, as scraped: `name{labels}` → sum and count. */
 export type MetricsSnapshot = Map<string, HistogramTotal>;
 
-/** Reads the runtime's metrics; an empty snapshot when metrics are not installed. */
-export async function scrapeMetrics(): Promise<MetricsSnapshot> {
+/**
+ * Reads the histograms of a Prometheus endpoint: this process's runtime when no `url` is given (an
+ * empty snapshot when its metrics are not installed), or the dev server's (`--metrics-port`).
+ */
+export async function scrapeMetrics(url: string | undefined = metricsUrl): Promise<MetricsSnapshot> {
   const snapshot: MetricsSnapshot = new Map();
-  if (metricsUrl === undefined) return snapshot;
-  const text = await (await fetch(metricsUrl)).text();
+  if (url === undefined) return snapshot;
+  const text = await (await fetch(url)).text();
   for (const line of text.split('\n')) {
     const match = /^(\w+)_(sum|count)(\{[^}]*\})? ([\d.e+-]+)$/.exec(line);
     if (match === null) continue;
@@ -50,15 +53,15 @@ export async function scrapeMetrics(): Promise<MetricsSnapshot> {
 }
 
 /**
- * Mean of histogram `name` (ms) over series whose labels contain every `labels` pair, between two
- * snapshots; the count is how many observations that mean is over.
+ * Sum and count of histogram `name` over series whose labels contain every `labels` pair, grown
+ * between two snapshots.
  */
-export function histogramMean(
+export function histogramTotal(
   before: MetricsSnapshot,
   after: MetricsSnapshot,
   name: string,
   labels: Record<string, string> = {},
-): { meanMs: number; count: number } {
+): HistogramTotal {
   const matches = (key: string): boolean =>
     key.startsWith(`${name}{`) &&
     Object.entries(labels).every(([label, value]) => key.includes(`${label}="${value}"`));
@@ -69,5 +72,84 @@ export function histogramMean(
     sum += total.sum - (before.get(key)?.sum ?? 0);
     count += total.count - (before.get(key)?.count ?? 0);
   }
+  return { sum, count };
+}
+
+/**
+ * Mean of histogram `name` (ms) over series whose labels contain every `labels` pair, between two
+ * snapshots; the count is how many observations that mean is over.
+ */
+export function histogramMean(
+  before: MetricsSnapshot,
+  after: MetricsSnapshot,
+  name: string,
+  labels: Record<string, string> = {},
+): { meanMs: number; count: number } {
+  const { sum, count } = histogramTotal(before, after, name, labels);
   return { meanMs: count === 0 ? Number.NaN : round(sum / count), count };
+}
+
+/** The Temporal server's `task_latency_load` operations the benchmarks report, by what they load. */
+export const SERVER_LOAD_OPERATIONS = {
+  workflowTask: 'TransferActiveTaskWorkflowTask',
+  activityTask: 'TransferActiveTaskActivityTask',
+} as const;
+
+/** A task kind's `task_latency_load` and `task_latency_queue` totals (ms), added up over runs. */
+interface LoadTotal {
+  load: HistogramTotal;
+  queue: HistogramTotal;
+}
+
+/** The server's transfer-queue latencies per task kind, added up over runs. */
+export type ServerLoadTotals = Record<keyof typeof SERVER_LOAD_OPERATIONS, LoadTotal>;
+
+/** The means of one task kind's latencies (ms), and how many tasks they are over. */
+export interface ServerLoadMean {
+  /** `task_latency_load`: from the task's creation until its queue's reader loaded it. */
+  meanMs: number;
+  count: number;
+  /** `task_latency_queue`: from the task's creation until it was processed (the load included). */
+  queueMeanMs: number;
+}
+
+/** No load latencies yet. */
+export function emptyServerLoad(): ServerLoadTotals {
+  const empty = (): LoadTotal => ({ load: { sum: 0, count: 0 }, queue: { sum: 0, count: 0 } });
+  return { workflowTask: empty(), activityTask: empty() };
+}
+
+/**
+ * Adds to `totals` what the server's `task_latency_load` and `task_latency_queue` (seconds in its
+ * Prometheus output) grew between two snapshots of the server's metrics.
+ */
+export function addServerLoad(
+  totals: ServerLoadTotals,
+  before: MetricsSnapshot,
+  after: MetricsSnapshot,
+): void {
+  for (const [kind, operation] of Object.entries(SERVER_LOAD_OPERATIONS)) {
+    const total = totals[kind as keyof ServerLoadTotals];
+    for (const [metric, into] of [
+      ['task_latency_load', total.load],
+      ['task_latency_queue', total.queue],
+    ] as const) {
+      const grown = histogramTotal(before, after, metric, { operation });
+      into.sum += grown.sum * 1000;
+      into.count += grown.count;
+    }
+  }
+}
+
+/** The means of each task kind's latencies, ms. */
+export function serverLoadMeans(
+  totals: ServerLoadTotals,
+): Record<keyof typeof SERVER_LOAD_OPERATIONS, ServerLoadMean> {
+  const mean = ({ sum, count }: HistogramTotal): number => (count === 0 ? Number.NaN : round(sum / count));
+  const means = ({ load, queue }: LoadTotal): ServerLoadMean => ({
+    meanMs: mean(load),
+    count: load.count,
+    queueMeanMs: mean(queue),
+  });
+  return { workflowTask: means(totals.workflowTask), activityTask: means(totals.activityTask) };
 }

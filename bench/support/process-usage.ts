@@ -28,6 +28,17 @@ export async function processRssMiB(pid: number): Promise<number | undefined> {
   }
 }
 
+/** Highest resident memory of a process's life so far (`VmHWM`), in MiB; undefined where unreadable. */
+export async function processPeakRssMiB(pid: number): Promise<number | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kilobytes = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+    return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU seconds this process has used so far (user + system). */
 export function ownCpuSeconds(): number {
   const usage = process.cpuUsage();

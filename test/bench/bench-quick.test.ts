@@ -2,42 +2,72 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { markdownTables } from '../../bench/report.js';
 import { BENCHMARKS, runSuite, SIZES } from '../../bench/suite.js';
 import { openEnvironment } from '../../bench/support/environment.js';
 
 // Runs `npm run bench -- --quick` once so the benchmarks cannot rot. It checks that every benchmark
 // ran to the end and wrote well-formed results; it asserts no timing (this machine is shared and noisy).
 describe('the benchmark suite in quick mode', () => {
-  it('runs every benchmark and writes well-formed results', { timeout: 180_000 }, async () => {
+  it('runs every benchmark and writes well-formed results', { timeout: 240_000 }, async () => {
+    // A dev server of its own, as `npm run bench` starts one: the stock-server rows and the server's
+    // CPU time and metrics exist only then.
     const environment = await openEnvironment({
-      kind: 'existing',
-      address: inject('temporalAddress'),
-      namespace: inject('temporalNamespace'),
+      kind: 'start',
       keelBundlePath: inject('workflowBundlePath'),
+      say: () => undefined,
     });
     const outputDirectory = await mkdtemp(path.join(tmpdir(), 'keel-bench-test-'));
     const quick = SIZES.quick;
     try {
-      const { results } = await runSuite({
+      const report = await runSuite({
         environment,
         size: 'quick',
         outputDirectory,
         command: 'vitest',
         say: () => undefined,
       });
+      const { results } = report;
+      expect(report.server.startedByBench).toBe(true);
+      expect(report.server.version).toMatch(/^\d+\.\d+/);
 
-      const steps = quick['per-step'].repetitions * (quick['per-step'].turns - 1);
+      const options = quick['per-step'];
+      const steps = options.repetitions * (options.turns - 1);
       const perStep = results['per-step']!;
-      expect(perStep.variants.plain?.stepMs.count).toBe(steps);
-      expect(perStep.variants.keel?.stepMs.count).toBe(steps);
-      expect(perStep.variants.keel?.breakdown).toMatchObject({ steps, workflowTasksPerStep: 2 });
-      expect(Number.isFinite(perStep.ratios['keel/plain']?.median)).toBe(true);
+      expect(Object.keys(perStep.variants).sort()).toEqual(['plain', 'keel', 'agents', 'keelStock'].sort());
+      expect(perStep.notMeasured).toEqual({});
+      for (const variant of Object.values(perStep.variants)) {
+        expect(variant.stepMs.count).toBe(steps);
+        expect(variant.loop?.runMs.count).toBe(options.loopRuns);
+      }
+      for (const name of ['keel', 'keelStock', 'agents']) {
+        const variant = perStep.variants[name]!;
+        // The built worker and the peer run in processes of their own, measured from /proc.
+        expect(variant.workerCpuMsPerStep).toBeGreaterThan(0);
+        expect(variant.loop?.overheadMs?.count).toBe(options.loopRuns);
+        expect(variant.breakdown).toMatchObject({ steps, workflowTasksPerStep: 2 });
+        // The dev server's own metrics saw every workflow task of the variant's measured runs loaded
+        // (activity tasks, on this server version, do not go through the transfer queue: count 0).
+        expect(variant.serverLoad?.workflowTask.count).toBeGreaterThanOrEqual(steps * 2);
+        expect(variant.serverLoad?.activityTask.count).toEqual(expect.any(Number));
+      }
+      expect(perStep.variants.plain?.serverLoad).toBeUndefined();
+      expect(perStep.vercelLoopOverheadMs).toBe(900);
+      for (const ratio of ['keel/plain', 'keel/agents', 'keel/keelStock'])
+        expect(Number.isFinite(perStep.ratios[ratio]?.median), ratio).toBe(true);
 
-      const [concurrency] = results.concurrency!.cases;
-      const runs = quick.concurrency.cases[0]!.runs;
-      expect(concurrency).toMatchObject({ runs, completed: runs });
-      expect(concurrency!.workflowTaskLatency.count).toBeGreaterThanOrEqual(runs * quick.concurrency.turns);
-      expect(concurrency!.worker.peakRssMiB).toBeGreaterThan(0);
+      const concurrency = results.concurrency!;
+      expect(concurrency.cases.map((entry) => [entry.agent, entry.runs, entry.completed])).toEqual(
+        quick.concurrency.cases.map((entry) => [entry.agent, entry.runs, entry.runs]),
+      );
+      for (const entry of concurrency.cases) {
+        expect(entry.workflowTaskLatency.count).toBeGreaterThanOrEqual(entry.runs * quick.concurrency.turns);
+        expect(entry.worker.cpuMsPerStep).toBeGreaterThan(0);
+        expect(entry.worker.peakRssMiB).toBeGreaterThanOrEqual(entry.worker.readyRssMiB);
+        expect(entry.server?.cpuMsPerStep).toBeGreaterThan(0);
+        expect(entry.workerCpuShare).toBeGreaterThan(0);
+        expect(entry.workerCpuShare).toBeLessThan(1);
+      }
 
       const history = results.history!;
       const chained = history.cases.filter((entry) => entry.conversation === 'chained');
@@ -50,6 +80,12 @@ describe('the benchmark suite in quick mode', () => {
       const recovery = results.recovery!;
       expect(recovery.kills.map((entry) => [entry.completed, entry.toolRestartedMs.count])).toEqual([[1, 1]]);
       expect(recovery.cancels.map((entry) => entry.abortSignalMs.count)).toEqual([1]);
+
+      // The tables of BENCHMARKS.md show every measured row.
+      const tables = markdownTables(report);
+      for (const variant of Object.values(perStep.variants)) expect(tables).toContain(variant.label);
+      expect(tables).toContain('TransferActiveTaskWorkflowTask');
+      expect(tables).toContain('@temporalio/openai-agents');
 
       for (const name of BENCHMARKS) {
         const written = JSON.parse(await readFile(path.join(outputDirectory, `${name}.json`), 'utf8')) as {
