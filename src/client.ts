@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
 import { formatIssues } from './contract/format-issues.js';
-import { runResultOfFailure } from './contract/run-ending.js';
+import { runResultOfFailure } from './contract/run-result-of-failure.js';
 import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';

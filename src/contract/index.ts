@@ -8,6 +8,7 @@ export * from './observation.js';
 export * from './run-input.js';
 export * from './run-ending.js';
 export * from './run-result.js';
+export * from './run-result-of-failure.js';
 export * from './run-state.js';
 export * from './tool-call.js';
 export * from './tool-info.js';

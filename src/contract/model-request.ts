@@ -1,21 +1,10 @@
 import { z } from 'zod';
 import { AgentStamp } from './agent-profile.js';
-import { Observation } from './observation.js';
+import { ConversationItem } from './conversation-item.js';
+import { ObservationsInput } from './observations-input.js';
 
-/** A Responses API input item, as plain JSON (stateless runs keep them in the workflow). */
-export const ConversationItem = z.record(z.string(), z.unknown());
-export type ConversationItem = z.infer<typeof ConversationItem>;
-
-/** A turn's input after the first: the observations of the previous turn's calls. */
-export const ObservationsInput = z.object({
-  kind: z.literal('observations'),
-  /** The response whose function calls these observations answer. */
-  previousResponseId: z.string(),
-  observations: z.array(Observation),
-  /** User messages that arrived during the turn, sent after the observations. Absent in older histories. */
-  messages: z.array(z.string()).optional(),
-});
-export type ObservationsInput = z.infer<typeof ObservationsInput>;
+export { ConversationItem } from './conversation-item.js';
+export { ObservationsInput } from './observations-input.js';
 
 /**
  * What a model turn sends: the task on turn one, the observations of the previous turn after that

@@ -1,6 +1,5 @@
 import type { FailureType } from './failure-type.js';
-import { RunResult } from './run-result.js';
-import type { RunStatus } from './run-result.js';
+import type { RunResult, RunStatus } from './run-result.js';
 
 /** How a run that did not complete ends its Temporal execution: an application failure of this type and message. */
 export interface RunEndingFailure {
@@ -60,18 +59,4 @@ export function runEndingFailure(result: RunResult): RunEndingFailure | undefine
         message: `The model's output was cut off (${result.reason}) before it finished its answer.`,
       };
   }
-}
-
-/**
- * The run result a run's failure carries, when the failure is a run's ending: `details[0]` parses as
- * a result that ends with exactly this failure type. `undefined` for any other failure (an invalid
- * input, a bug, a failure some other workflow sent): the caller then has no result.
- */
-export function runResultOfFailure(
-  type: string | undefined,
-  details: readonly unknown[] | undefined,
-): RunResult | undefined {
-  const parsed = RunResult.safeParse(details?.[0]);
-  if (!parsed.success) return undefined;
-  return runEndingFailure(parsed.data)?.type === type ? parsed.data : undefined;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ObservationsInput } from '../contract/model-request.js';
-import { RunEvent } from '../contract/run-state.js';
+import { ObservationsInput } from '../contract/observations-input.js';
+import { RunEvent } from '../contract/run-event.js';
 import { Usage } from '../contract/usage.js';
 import { ConversationSnapshot } from './conversation.js';
 

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { z } from 'zod';
-import { ConversationItem } from '../contract/model-request.js';
+import { ConversationItem } from '../contract/conversation-item.js';
 import type { Observation } from '../contract/observation.js';
 import { observationText } from '../contract/observation.js';
 import { jsonBytes } from '../contract/payload.js';

@@ -1,7 +1,7 @@
 import type { AgentStamp } from '../contract/agent-profile.js';
 import type { Observation } from '../contract/observation.js';
 import { shorten } from '../contract/text.js';
-import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
+import { RUN_EVENTS_KEPT } from '../contract/run-event.js';
 import type { RunEvent, RunState } from '../contract/run-state.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { ToolCall } from '../contract/tool-call.js';
@@ -100,13 +100,13 @@ export function currentDetails(state: RunState, task: string): string {
       (state.agent !== undefined ? ` · agent ${state.agent.name} (version ${state.agent.version})` : ''),
     `Task: ${preview(task.trim().split('\n', 1)[0] ?? '', TASK_PREVIEW)}`,
   ];
-  const lastCall = [...state.events].reverse().find((event) => event.kind === 'observation');
-  if (lastCall?.kind === 'observation') {
+  const lastCall = lastEvent(state.events, 'observation');
+  if (lastCall !== undefined) {
     lines.push(`Last tool: \`${lastCall.name}\` → ${lastCall.ok ? 'ok' : (lastCall.error ?? 'error')}`);
   }
-  const lastRefused = [...state.events].reverse().find((event) => event.kind === 'refused');
+  const lastRefused = lastEvent(state.events, 'refused');
   // Only while it is news: the state keeps every refusal, the details the one of this turn.
-  if (lastRefused?.kind === 'refused' && lastRefused.turn === state.turn) {
+  if (lastRefused !== undefined && lastRefused.turn === state.turn) {
     lines.push(`Last refused signal: \`${lastRefused.signal}\` (${lastRefused.reason})`);
   }
   for (const pending of state.pendingApprovals) {
@@ -126,6 +126,19 @@ export function currentDetails(state: RunState, task: string): string {
     `Tokens: ${totalTokens} (in ${inputTokens}, out ${outputTokens}) · tool calls: ${state.toolCalls}${cost}`,
   );
   return lines.join('\n\n');
+}
+
+// Searched from the end without copying: the details are rebuilt several times a turn, over up to
+// RUN_EVENTS_KEPT events.
+function lastEvent<K extends RunEvent['kind']>(
+  events: readonly RunEvent[],
+  kind: K,
+): Extract<RunEvent, { kind: K }> | undefined {
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const event = events[index]!;
+    if (event.kind === kind) return event as Extract<RunEvent, { kind: K }>;
+  }
+  return undefined;
 }
 
 function phaseLabel(state: RunState): string {

@@ -3,7 +3,7 @@ import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { Observation } from '../contract/observation.js';
 import { fitObservations, jsonBytes } from '../contract/payload.js';
-import { RUN_EVENTS_KEPT } from '../contract/run-state.js';
+import { RUN_EVENTS_KEPT } from '../contract/run-event.js';
 import type { ToolCall } from '../contract/tool-call.js';
 import { addUsage } from '../contract/usage.js';
 import { rethrowIfCancelled } from './cancellation.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ENDING_FAILURE_TYPES, runEndingFailure, runResultOfFailure } from '../../src/contract/run-ending.js';
+import { ENDING_FAILURE_TYPES, runEndingFailure } from '../../src/contract/run-ending.js';
+import { runResultOfFailure } from '../../src/contract/run-result-of-failure.js';
 import type { RunResult } from '../../src/contract/run-result.js';
 
 const common = {
