@@ -24,3 +24,15 @@ export function dynamicConfigArguments(
     `${key}=${JSON.stringify(value)}`,
   ]);
 }
+
+/**
+ * The settings of `KEEL_SERVER_DYNAMIC_CONFIG` (as `key=value`) that a server started with the
+ * command line `args` lacks: a local server outlives the commands, so one started by an older Keel
+ * keeps running without them.
+ */
+export function missingServerSettings(args: readonly string[]): string[] {
+  const given = new Set(args.filter((_arg, index) => args[index - 1] === '--dynamic-config-value'));
+  return dynamicConfigArguments()
+    .filter((_arg, index) => index % 2 === 1)
+    .filter((setting) => !given.has(setting));
+}

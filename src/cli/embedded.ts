@@ -10,7 +10,7 @@ import { answers, awaitStartingServer, logTail, startLocalServer, withStartLock 
 import { recordedServer, removeServerRecord, serverRecordPath } from './server-record.js';
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
-import { dynamicConfigArguments } from '../server-settings.js';
+import { dynamicConfigArguments, missingServerSettings } from '../server-settings.js';
 
 /** Ports of the local server: Temporal's usual ones unless `KEEL_LOCAL_PORT` / `KEEL_LOCAL_UI_PORT` say otherwise. */
 export function localPorts(environment: NodeJS.ProcessEnv = process.env): { port: number; uiPort: number } {
@@ -77,6 +77,13 @@ export async function findLocalServer(options: {
     if (environment.KEEL_LOCAL_PORT !== undefined && record.port !== port)
       options.say(
         `KEEL_LOCAL_PORT=${port} is ignored: Keel's server for ${options.dataDirectory} runs on ${record.address}.`,
+      );
+    const missing = missingServerSettings(record.args);
+    if (missing.length > 0)
+      options.say(
+        `Keel's local Temporal server (PID ${record.pid}) runs without ${missing.join(', ')}, which Keel ` +
+          'now starts it with (without it every workflow task waits about 40 ms); `keel server stop`, and ' +
+          'the next command starts it again with it.',
       );
     return { kind: 'keel', record, started: false };
   }
