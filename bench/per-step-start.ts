@@ -26,7 +26,7 @@ async function inSequence(starts: ReadonlyArray<() => Promise<Variant>>): Promis
 
 /**
  * Starts a dev server with `dynamicConfig` and the variants `make` puts on it; the server stops with
- * the last of them (or at once, when there are none).
+ * the first of them, which stops last (or at once, when there are none).
  */
 async function onServer(
   environment: BenchEnvironment,
@@ -48,16 +48,18 @@ async function onServer(
     await server.close();
     throw error;
   }
-  const last = made.pop();
-  if (last === undefined) {
+  // Variants stop in reverse order of start, so the first of the group stops last: the server
+  // closes with it, after every worker that polls it.
+  const [first, ...rest] = made;
+  if (first === undefined) {
     await server.close();
     return [];
   }
   const stop = async (): Promise<void> => {
-    await last.stop();
+    await first.stop();
     await server.close();
   };
-  return [...made, { ...last, stop }];
+  return [{ ...first, stop }, ...rest];
 }
 
 /**

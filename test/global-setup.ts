@@ -4,6 +4,8 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { prepareBuiltKeel } from '../bench/support/built-keel.js';
+import type { BuiltKeel } from '../bench/support/built-keel.js';
 import { dynamicConfigArguments } from '../src/server-settings.js';
 import { workflowsPath } from '../src/worker.js';
 import { silentLogger } from './support/loggers.js';
@@ -19,6 +21,11 @@ declare module 'vitest' {
     workflowBundlePath: string;
     /** How the dev server was started, for tests that run a server of their own. */
     temporalExecutable: TemporalExecutable;
+    /**
+     * A copy of the built package (`dist/`, built first when stale), made before any test runs: the
+     * package test rebuilds `dist/` in place, so tests that run the built worker use this copy.
+     */
+    builtKeel: BuiltKeel;
   }
 }
 
@@ -46,11 +53,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     },
   });
   await writeFile(bundlePath, bundle.code);
+  const builtKeel = await prepareBuiltKeel(directory, (line) => console.error(line));
 
   project.provide('temporalAddress', `127.0.0.1:${port}`);
   project.provide('temporalNamespace', environment.namespace ?? 'default');
   project.provide('workflowBundlePath', bundlePath);
   project.provide('temporalExecutable', executable);
+  project.provide('builtKeel', builtKeel);
   return async () => {
     await environment.teardown();
     await rm(directory, { recursive: true, force: true });

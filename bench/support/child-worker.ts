@@ -25,6 +25,9 @@ export interface ChildWorkerCommand {
  * A worker in a process of its own, measured from outside (`/proc`), as an operator would see it;
  * stopped with SIGTERM, which Temporal's runtime turns into a graceful shutdown.
  */
+/** How long a worker process may take to say it is ready (a cold start with a bundle takes ~10 s). */
+const READY_TIMEOUT_MS = 120_000;
+
 export class ChildWorker {
   readonly exited: Promise<number | null>;
   /** The last lines it wrote, for a failure's message. */
@@ -56,18 +59,27 @@ export class ChildWorker {
     });
     const worker = new ChildWorker(command.name, child);
     await new Promise<void>((resolve, reject) => {
+      // A worker that neither gets ready nor exits would hang the benchmark, and outlive it.
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(
+          new Error(`${command.name} was not ready after ${READY_TIMEOUT_MS / 1000} s:\n${worker.output()}`),
+        );
+      }, READY_TIMEOUT_MS);
       let seen = '';
       const watch = (chunk: Buffer): void => {
         seen = (seen + chunk.toString('utf8')).slice(-4096);
         if (command.ready.test(seen)) {
           child.stdout?.off('data', watch);
+          clearTimeout(timer);
           resolve();
         }
       };
       child.stdout?.on('data', watch);
-      child.once('exit', (code) =>
-        reject(new Error(`${command.name} exited with ${code} before it was ready:\n${worker.output()}`)),
-      );
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${command.name} exited with ${code} before it was ready:\n${worker.output()}`));
+      });
     });
     return { worker, ready: await worker.usage() };
   }

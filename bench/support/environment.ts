@@ -188,35 +188,40 @@ export async function openEnvironment(target: EnvironmentTarget): Promise<BenchE
   const server = target.kind === 'start' ? await startDevServer(target) : undefined;
   const address = server?.address ?? (target.kind === 'existing' ? target.address : '');
   const namespace = target.kind === 'existing' ? target.namespace : 'default';
-  const { connection: clientConnection, version } = await connectClient(address).catch(
-    async (error: unknown) => {
-      await server?.stop();
-      throw error;
-    },
-  );
-  const directory = await mkdtemp(path.join(tmpdir(), 'keel-bench-'));
-  const connection = await NativeConnection.connect({ address });
-  const client = new Client({ connection: clientConnection, namespace });
-  const searchAttributes = await ensureSearchAttributes(clientConnection, namespace, silentLogger);
-  const codePath = target.keelBundlePath ?? (await bundleKeelWorkflows(directory));
-  const built = target.built ?? (await prepareBuiltKeel(directory, say));
-  return {
-    address,
-    namespace,
-    serverPid: server?.pid,
-    serverMetricsUrl: server?.metricsUrl,
-    serverVersion: version,
-    built,
-    connection,
-    client,
-    searchAttributes,
-    keelBundle: { codePath },
-    directory,
-    async close() {
-      await clientConnection.close();
-      await connection.close();
-      await server?.stop();
-      await rm(directory, { recursive: true, force: true });
-    },
+  // Whatever was opened is closed again when a later step fails: a dev server left behind would
+  // outlive the benchmark (or the test that ran it).
+  const opened: Array<() => Promise<unknown>> = [];
+  const closeAll = async () => {
+    for (const close of opened.reverse()) await close().catch(() => undefined);
   };
+  if (server) opened.push(() => server.stop());
+  try {
+    const { connection: clientConnection, version } = await connectClient(address);
+    opened.push(() => clientConnection.close());
+    const directory = await mkdtemp(path.join(tmpdir(), 'keel-bench-'));
+    opened.push(() => rm(directory, { recursive: true, force: true }));
+    const connection = await NativeConnection.connect({ address });
+    opened.push(() => connection.close());
+    const client = new Client({ connection: clientConnection, namespace });
+    const searchAttributes = await ensureSearchAttributes(clientConnection, namespace, silentLogger);
+    const codePath = target.keelBundlePath ?? (await bundleKeelWorkflows(directory));
+    const built = target.built ?? (await prepareBuiltKeel(directory, say));
+    return {
+      address,
+      namespace,
+      serverPid: server?.pid,
+      serverMetricsUrl: server?.metricsUrl,
+      serverVersion: version,
+      built,
+      connection,
+      client,
+      searchAttributes,
+      keelBundle: { codePath },
+      directory,
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
 }

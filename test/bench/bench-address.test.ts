@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { openEnvironment } from '../../bench/support/environment.js';
@@ -31,7 +33,10 @@ describe('npm run bench -- --address', () => {
     { timeout: 60_000 },
     async () => {
       const address = `127.0.0.1:${await freePort()}`;
-      const { code, stderr } = await bench(['--address', address, '--quick', '--out', '/tmp/unused']);
+      const out = await mkdtemp(path.join(tmpdir(), 'keel-bench-address-'));
+      const { code, stderr } = await bench(['--address', address, '--quick', '--out', out]).finally(() =>
+        rm(out, { recursive: true, force: true }),
+      );
       expect(code).toBe(2);
       expect(stderr).toContain(`No Temporal server answers at ${address}`);
     },
@@ -43,6 +48,7 @@ describe('npm run bench -- --address', () => {
       address: inject('temporalAddress'),
       namespace: inject('temporalNamespace'),
       keelBundlePath: inject('workflowBundlePath'),
+      built: inject('builtKeel'),
       say: () => undefined,
     });
     try {
@@ -51,7 +57,6 @@ describe('npm run bench -- --address', () => {
       expect(environment.serverMetricsUrl).toBeUndefined();
     } finally {
       await environment.close();
-      await rm('/tmp/unused', { recursive: true, force: true });
     }
   });
 });

@@ -15,6 +15,7 @@ describe('the benchmark suite in quick mode', () => {
     const environment = await openEnvironment({
       kind: 'start',
       keelBundlePath: inject('workflowBundlePath'),
+      built: inject('builtKeel'),
       say: () => undefined,
     });
     const outputDirectory = await mkdtemp(path.join(tmpdir(), 'keel-bench-test-'));
@@ -49,7 +50,7 @@ describe('the benchmark suite in quick mode', () => {
         // The dev server's own metrics saw every workflow task of the variant's measured runs loaded
         // (activity tasks, on this server version, do not go through the transfer queue: count 0).
         expect(variant.serverLoad?.workflowTask.count).toBeGreaterThanOrEqual(steps * 2);
-        expect(variant.serverLoad?.activityTask.count).toEqual(expect.any(Number));
+        expect(Number.isInteger(variant.serverLoad?.activityTask.count)).toBe(true);
       }
       expect(perStep.variants.plain?.serverLoad).toBeUndefined();
       expect(perStep.vercelLoopOverheadMs).toBe(900);
