@@ -17,26 +17,25 @@ export async function processCpuSeconds(pid: number): Promise<number | undefined
   }
 }
 
-/** Resident memory of a process now, in MiB, from `/proc`; undefined where that is unreadable. */
-export async function processRssMiB(pid: number): Promise<number | undefined> {
+/** A memory field of `/proc/<pid>/status` in MiB; undefined where that is unreadable. */
+async function statusMiB(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number | undefined> {
   try {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kilobytes = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    const kilobytes = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
     return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
   } catch {
     return undefined;
   }
 }
 
+/** Resident memory of a process now, in MiB, from `/proc`; undefined where that is unreadable. */
+export function processRssMiB(pid: number): Promise<number | undefined> {
+  return statusMiB(pid, 'VmRSS');
+}
+
 /** Highest resident memory of a process's life so far (`VmHWM`), in MiB; undefined where unreadable. */
-export async function processPeakRssMiB(pid: number): Promise<number | undefined> {
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kilobytes = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
-    return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
-  } catch {
-    return undefined;
-  }
+export function processPeakRssMiB(pid: number): Promise<number | undefined> {
+  return statusMiB(pid, 'VmHWM');
 }
 
 /** CPU seconds this process has used so far (user + system). */
