@@ -43,6 +43,14 @@ export async function plainVariant(modelUrl: string, directory: string): Promise
   };
 }
 
+/** Starts a Keel run of `turns` turns with the no-op tool, waits for it, and throws unless it completed. */
+async function runToCompletion(keel: KeelClient, task: string, turns: number): Promise<string> {
+  const runId = await keel.startRun({ task, maxTurns: turns, tools: ['noop'] });
+  const result = await keel.waitForResult(runId);
+  if (result.status !== 'completed') throw new Error(`Keel run ${runId} ended ${result.status}`);
+  return runId;
+}
+
 /** Keel's built worker (`node dist/worker.js`, environment configuration only) on `environment`. */
 export async function distVariant(
   name: string,
@@ -66,12 +74,7 @@ export async function distVariant(
     environment,
     modelActivity: ACTIVITY_NAMES.callModel,
     process: worker,
-    async run(task, turns) {
-      const runId = await keel.startRun({ task, maxTurns: turns, tools: ['noop'] });
-      const result = await keel.waitForResult(runId);
-      if (result.status !== 'completed') throw new Error(`Keel run ${runId} ended ${result.status}`);
-      return runId;
-    },
+    run: (task, turns) => runToCompletion(keel, task, turns),
     stop: () => worker.stop(),
   };
 }
@@ -137,12 +140,7 @@ export function keelInProcessVariant(environment: BenchEnvironment, modelUrl: st
     '(b‴) Keel in the bench process (src/, tsx)',
     environment,
     { modelUrl },
-    async (started, task, turns) => {
-      const runId = await started.keel.startRun({ task, maxTurns: turns, tools: ['noop'] });
-      const result = await started.keel.waitForResult(runId);
-      if (result.status !== 'completed') throw new Error(`Keel run ${runId} ended ${result.status}`);
-      return runId;
-    },
+    (started, task, turns) => runToCompletion(started.keel, task, turns),
   );
 }
 
