@@ -92,15 +92,49 @@ export async function withStartLock<T>(dataDirectory: string, work: () => Promis
  * outlive this process. Records it in `server.json` (marked starting) as soon as it runs, and
  * resolves once it answers on its port while the process started here still runs (same start
  * time), with the record marked started. Rejects with the end of its log (and removes the record)
- * when it exits or does not answer in time.
+ * when it exits or does not answer in time. A start that exits because a port the server picked for
+ * itself was taken meanwhile is made again, up to 3 times in all.
  */
-export async function startLocalServer(options: {
+export async function startLocalServer(options: LocalServerOptions): Promise<ServerRecord> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (!(error instanceof LostPortRace) || attempt >= PORT_RACE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+interface LocalServerOptions {
   dataDirectory: string;
   binary: string;
   port: number;
   uiPort: number;
   environment: NodeJS.ProcessEnv;
-}): Promise<ServerRecord> {
+}
+
+/** How many times a start that lost one of the server's own ports to another process is tried. */
+const PORT_RACE_ATTEMPTS = 3;
+
+/**
+ * The server exited because a port it picked for itself was taken before it bound it. The dev
+ * server picks its internal ports (membership, HTTP, metrics) by asking the kernel for a free one
+ * and binding it later, so another process can take one in between: a new start picks new ones.
+ */
+class LostPortRace extends Error {}
+
+/**
+ * The port this start of the server could not bind, from its log since `marker`, when it is not one
+ * of the two Keel chose (a taken `port` or `uiPort` stays taken: trying again would not help).
+ */
+async function lostPort(logFile: string, marker: string, chosen: number[]): Promise<number | undefined> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  const since = text.slice(Math.max(0, text.lastIndexOf(marker)));
+  const port = Number(/:(\d+): bind: address already in use/u.exec(since)?.[1]);
+  return Number.isInteger(port) && port > 0 && !chosen.includes(port) ? port : undefined;
+}
+
+async function startOnce(options: LocalServerOptions): Promise<ServerRecord> {
   const { dataDirectory, binary, port, uiPort } = options;
   await mkdir(dataDirectory, { recursive: true, mode: PRIVATE_DIRECTORY });
   const dataFile = path.join(dataDirectory, 'temporal.db');
@@ -126,10 +160,11 @@ export async function startLocalServer(options: {
     ]),
   ];
   const log = await open(logFile, 'a', 0o600);
+  const marker = `--- keel: ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`;
   let child: ReturnType<typeof spawn>;
   let spawned: Promise<void>;
   try {
-    await log.write(`--- keel: ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`);
+    await log.write(marker);
     child = spawn(binary, args, {
       detached: true,
       stdio: ['ignore', log.fd, log.fd],
@@ -151,9 +186,9 @@ export async function startLocalServer(options: {
   child.once('exit', (code, signal) => (ended = `exited (${signal ?? `code ${code}`})`));
   const failed = async (what: string): Promise<Error> => {
     await removeServerRecord(dataDirectory);
-    return new Error(
-      `The local Temporal server (${binary}) ${what} before it answered on ${address}. The end of its log (${logFile}):\n${await logTail(logFile)}`,
-    );
+    const message = `The local Temporal server (${binary}) ${what} before it answered on ${address}. The end of its log (${logFile}):\n${await logTail(logFile)}`;
+    const lost = ended === undefined ? undefined : await lostPort(logFile, marker, [port, uiPort]);
+    return lost === undefined ? new Error(message) : new LostPortRace(message);
   };
   await spawned;
   const identity = child.pid === undefined ? undefined : await processIdentity(child.pid);
