@@ -124,11 +124,12 @@ describe('keel server start|status|stop', () => {
     expect(starting.stdout).not.toContain("Keel's local Temporal server is running");
 
     expect(server).toBeDefined();
-    expect(await alive(server!)).toBe(true);
+    const log = () => readFile(path.join(dataDirectory, 'server.log'), 'utf8').catch(() => '(no log)');
+    expect(await alive(server!), await log()).toBe(true);
     const record = await LocalServers.record(dataDirectory);
     expect(record?.pid).toBe(server);
     const status = await servers.runCli(['server', 'status'], { env });
-    expect(status.stdout).toMatch(/Keel's local Temporal server (is running|is starting)/u);
+    expect(status.stdout, await log()).toMatch(/Keel's local Temporal server (is running|is starting)/u);
     expect(status.stdout).toContain(`PID      ${server}`);
     expect(status.stdout).not.toContain('Keel did not start');
 

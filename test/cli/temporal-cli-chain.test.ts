@@ -74,7 +74,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
     const { env, dataDirectory } = await servers.setup({ PATH: bin, HOME: await emptyHome() });
     const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(stderr).toContain(`Using the temporal CLI on PATH: ${path.join(bin, 'temporal')}`);
-    expect(code).toBe(0);
+    expect(code, stderr).toBe(0);
     expect(await LocalServers.record(dataDirectory)).toMatchObject({ binary: path.join(bin, 'temporal') });
   }, 120_000);
 
@@ -84,7 +84,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
     const { env } = await servers.setup({ PATH: bin, TEMPORAL_CLI_PATH: temporalBinary });
     const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(stderr).toContain(`Using the temporal CLI from TEMPORAL_CLI_PATH: ${temporalBinary}`);
-    expect(code).toBe(0);
+    expect(code, stderr).toBe(0);
   }, 120_000);
 
   it("finds it in Python's scripts directory when PATH has none", async (context) => {
@@ -93,7 +93,7 @@ describe('finding the temporal CLI (keel server start, a child process with its 
     const { env } = await servers.setup({ PATH: bin, HOME: await emptyHome() });
     const { code, stderr } = await servers.runCli(['server', 'start'], { env });
     expect(stderr).toContain(`Using the temporal CLI from Python's scripts directory: `);
-    expect(code).toBe(0);
+    expect(code, stderr).toBe(0);
   }, 120_000);
 
   it('without temporal or python3, says what it tried and what to install', async () => {
