@@ -7,7 +7,8 @@
 set -eu
 
 : "${POSTGRES_SEEDS:?}" "${DB_PORT:?}" "${POSTGRES_USER:?}" "${SQL_PASSWORD:?}"
-SCHEMA_ROOT=/etc/temporal/schema/postgresql/v12
+# The admin-tools image keeps the schema here; the cluster tests pass the one their server was built with.
+SCHEMA_ROOT=${SCHEMA_ROOT:-/etc/temporal/schema/postgresql/v12}
 
 echo "Waiting for PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT}..."
 nc -z -w 10 "$POSTGRES_SEEDS" "$DB_PORT"

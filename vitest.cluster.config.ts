@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:cluster`: the real Temporal server on PostgreSQL (test/cluster/README.md). One file at a
+ * time: each file runs a cluster of its own, and the machine has two cores.
+ */
+export default defineConfig({
+  test: {
+    include: ['test/cluster/**/*.test.ts'],
+    globalSetup: ['test/cluster/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
+    pool: 'forks',
+    maxWorkers: 1,
+    testTimeout: 300_000,
+    hookTimeout: 180_000,
+  },
+});
