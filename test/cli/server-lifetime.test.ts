@@ -48,10 +48,10 @@ describe('the local Temporal server Keel starts', () => {
 
     const record = await LocalServers.record(dataDirectory);
     const status = await servers.runCli(['server', 'status', '--json'], { env, cwd: workspace });
-    expect(status.code).toBe(0);
+    expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ running: true, pid: record!.pid });
     const run = await servers.runCli(['status', runId, '--json'], { env, cwd: workspace });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ runId });
     expect(run.stderr).not.toMatch(DEAD_SERVER);
     // Bounds for a loaded machine: a first server start, the demo, and a status query without a worker.

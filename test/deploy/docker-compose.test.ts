@@ -18,6 +18,7 @@ import {
   shutdownProblems,
   taskQueueProblems,
 } from './compose-checks.js';
+import { serverEnvironment } from '../cluster/support/temporal-server.js';
 import { editedDeployment, loadDeployment, repositoryRoot, workerService } from './deployment.js';
 import type { ComposeFile, ComposeService } from './deployment.js';
 
@@ -181,5 +182,27 @@ describe('docker-compose.yml', () => {
       .filter(([key, value]) => globalValue(key) !== value)
       .map(([key]) => key);
     expect(differing).toEqual([]);
+  });
+});
+
+describe('docker-compose.yml and the cluster suite (test/cluster)', () => {
+  const database = { port: 5432, user: 'temporal', password: 'temporal' };
+  const clusterVariables = Object.keys(serverEnvironment(database, '127.0.0.1:9090'));
+
+  it("sets only server variables the cluster suite's server is run with", () => {
+    const compose = Object.keys(deployment.compose.services.temporal!.environment as Record<string, string>);
+    expect(compose).toContain('TEMPORAL_ALLOW_NO_AUTH');
+    expect(compose.filter((name) => !clusterVariables.includes(name))).toEqual([]);
+    expect(clusterVariables).not.toContain('TEMPORAL_AUTH_AUTHORIZER');
+  });
+
+  it('runs the server version the cluster suite builds, with admin-tools of the same version', () => {
+    const script = readFileSync(path.join(repositoryRoot, 'scripts/cluster/temporal-server.sh'), 'utf8');
+    const built = /^version=\$\{KEEL_TEMPORAL_SERVER_VERSION:-([\d.]+)\}$/mu.exec(script)?.[1];
+    const env = readFileSync(path.join(repositoryRoot, '.env'), 'utf8');
+    const pinned = (name: string) => new RegExp(`^${name}=(.+)$`, 'mu').exec(env)?.[1];
+    expect(built).toMatch(/^\d+\.\d+\.\d+$/u);
+    expect(pinned('TEMPORAL_VERSION')).toBe(built);
+    expect(pinned('TEMPORAL_ADMINTOOLS_VERSION')).toBe(built);
   });
 });
