@@ -27,6 +27,8 @@ export interface WorkerProcessOptions {
    * frozen worker with one slot cannot swallow the retries of the activity it holds.
    */
   maxConcurrentActivities?: number;
+  /** More variables of the production configuration (e.g. `KEEL_IDEMPOTENCY_STORE`). */
+  environment?: Record<string, string>;
 }
 
 /** A worker running in a child process, which a test can kill, stop and listen to. */
@@ -40,7 +42,11 @@ export class WorkerProcess {
   }> = [];
   readonly #listeners: Array<(event: ProcessEvent) => void> = [];
 
-  private constructor(readonly child: ChildProcess) {
+  private constructor(
+    readonly child: ChildProcess,
+    /** What it was started with (its workspace, state directory, ...). */
+    readonly options: WorkerProcessOptions,
+  ) {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     createInterface({ input: child.stdout! }).on('line', (line) => this.onLine(line));
     createInterface({ input: child.stderr! }).on('line', (line) => this.keep(line));
@@ -66,10 +72,11 @@ export class WorkerProcess {
         ...(options.maxConcurrentActivities !== undefined && {
           KEEL_TEST_MAX_ACTIVITIES: String(options.maxConcurrentActivities),
         }),
+        ...options.environment,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const worker = new WorkerProcess(child);
+    const worker = new WorkerProcess(child, options);
     const ready = worker.waitFor((event) => event.type === 'worker-ready');
     const failed = worker.exited.then(({ code }) => {
       throw new Error(
