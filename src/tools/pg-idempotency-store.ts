@@ -25,17 +25,6 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/u;
 
-/** A PostgreSQL URL with its password replaced by `***`: what messages may show of it. */
-export function describePostgresUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'a URL that cannot be parsed';
-  }
-}
-
 /**
  * An {@link IdempotencyStore} in a PostgreSQL table, for workers on several machines: claims are
  * one `INSERT … ON CONFLICT` each, so exactly one of any number of callers wins a key. The schema
