@@ -27,6 +27,8 @@ export interface WorkerProcessOptions {
    * frozen worker with one slot cannot swallow the retries of the activity it holds.
    */
   maxConcurrentActivities?: number;
+  /** More environment variables of the worker (`KEEL_IDEMPOTENCY_STORE`, say). */
+  environment?: Record<string, string>;
 }
 
 /** A worker running in a child process, which a test can kill, stop and listen to. */
@@ -66,6 +68,7 @@ export class WorkerProcess {
         ...(options.maxConcurrentActivities !== undefined && {
           KEEL_TEST_MAX_ACTIVITIES: String(options.maxConcurrentActivities),
         }),
+        ...options.environment,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
