@@ -135,6 +135,15 @@ describe('PostgresIdempotencyStore', () => {
     expect(await lasting.claim('kept')).toEqual({ state: 'claimed' });
   });
 
+  it('deletes expired records when it starts', async () => {
+    const expiring = store({ schema: 'swept_at_start', ttlMs: 0 });
+    await expiring.claim('a');
+    await expiring.complete('b', 'result');
+    expect(await query('SELECT 1 FROM swept_at_start.idempotency')).toHaveLength(2);
+    await store({ schema: 'swept_at_start' }).open();
+    expect(await query('SELECT 1 FROM swept_at_start.idempotency')).toHaveLength(0);
+  });
+
   it('works again once PostgreSQL is back after a crash, with the records it had', async () => {
     const records = store({ schema: 'crash' });
     await records.claim('before');
