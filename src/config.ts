@@ -28,7 +28,7 @@ import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
 import type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
-import { describePostgresUrl } from './tools/postgres-url.js';
+import { describePostgresUrl, SCHEMA_NAME } from './tools/postgres-url.js';
 import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
@@ -145,7 +145,7 @@ const postgresUrl: Variable<string | undefined> = {
 const schemaName: Variable<string | undefined> = {
   parse(name, raw) {
     const value = raw?.trim() || undefined;
-    if (value === undefined || /^[A-Za-z_][A-Za-z0-9_]{0,62}$/u.test(value)) return value;
+    if (value === undefined || SCHEMA_NAME.test(value)) return value;
     throw new ConfigError(
       `${name} must be a schema name of letters, digits and _ (not starting with a digit), not ${JSON.stringify(value)}`,
     );

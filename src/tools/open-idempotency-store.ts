@@ -1,5 +1,5 @@
 import { ConfigError } from '../config-error.js';
-import { PostgresIdempotencyStore } from './pg-idempotency-store.js';
+import { DEFAULT_IDEMPOTENCY_SCHEMA, PostgresIdempotencyStore } from './pg-idempotency-store.js';
 import type { PostgresIdempotencyStoreOptions } from './pg-idempotency-store.js';
 import { describePostgresUrl, postgresUrlPassword } from './postgres-url.js';
 
@@ -23,7 +23,7 @@ export async function openIdempotencyStore(
     throw new ConfigError(
       `KEEL_IDEMPOTENCY_STORE: the side-effect store at ${describePostgresUrl(options.url)} cannot be used ` +
         `(${reason}). Check the URL, that PostgreSQL runs and takes this user and password, and that the user ` +
-        `may create the schema ${JSON.stringify(options.schema ?? 'keel')} and its table (or that they exist).`,
+        `may create the schema ${JSON.stringify(options.schema ?? DEFAULT_IDEMPOTENCY_SCHEMA)} and its table (or that they exist).`,
     );
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { IdempotencyRecord, IdempotencyStore } from './idempotency.js';
+import { SCHEMA_NAME } from './postgres-url.js';
 
 /** How {@link PostgresIdempotencyStore} connects and keeps its records. */
 export interface PostgresIdempotencyStoreOptions {
@@ -20,10 +21,11 @@ export interface PostgresIdempotencyStoreOptions {
  */
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** The schema of the store's table when none is given. */
+export const DEFAULT_IDEMPOTENCY_SCHEMA = 'keel';
+
 /** Expired records are deleted at most this often, by a claim, besides being ignored at once. */
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/u;
 
 /**
  * An {@link IdempotencyStore} in a PostgreSQL table, for workers on several machines: claims are
@@ -47,8 +49,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     if (!/^postgres(?:ql)?:\/\//u.test(options.url)) {
       throw new TypeError('PostgresIdempotencyStore needs a postgres:// or postgresql:// URL');
     }
-    this.#schema = options.schema ?? 'keel';
-    if (!IDENTIFIER.test(this.#schema)) {
+    this.#schema = options.schema ?? DEFAULT_IDEMPOTENCY_SCHEMA;
+    if (!SCHEMA_NAME.test(this.#schema)) {
       throw new TypeError(
         `PostgresIdempotencyStore schema must be letters, digits and _, not ${JSON.stringify(this.#schema)}`,
       );

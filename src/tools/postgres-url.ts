@@ -1,3 +1,6 @@
+/** A schema name Keel accepts: a plain SQL identifier, so it is safe to quote into a statement. */
+export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/u;
+
 /**
  * A PostgreSQL URL as messages may show it: scheme, user, host, port and database, with `***` for a
  * password and `?…` for parameters (they may hold one too). A value without a `//host` part is not
