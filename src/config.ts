@@ -27,6 +27,8 @@ import { modelConfigFromEnvironment } from './model/config.js';
 import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
+import type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
+import { describePostgresUrl, SCHEMA_NAME } from './tools/postgres-url.js';
 import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
@@ -39,6 +41,11 @@ export interface WorkerConfig {
   stateDirectory: string;
   /** `KEEL_WORKSPACE_PROTECT`: what the tools may read but never write (default `.git,.keel`). */
   workspaceProtect: string[];
+  /**
+   * `KEEL_IDEMPOTENCY_STORE` (with `KEEL_IDEMPOTENCY_SCHEMA`, `KEEL_IDEMPOTENCY_TTL_HOURS`): side effects
+   * remembered in PostgreSQL, shared by workers on several machines; in `stateDirectory` when absent.
+   */
+  idempotencyStore: PostgresIdempotencyStoreOptions | undefined;
   /** `KEEL_TOOLS`: the tools to offer, by name (default: all). */
   tools: string[] | undefined;
   /** `KEEL_TOOLS_MODULE` (or `keel worker --tools`): a module exporting the operator's own tools. */
@@ -114,6 +121,37 @@ const workspaceProtect: Variable<string[]> = {
   },
 };
 
+/** `KEEL_IDEMPOTENCY_STORE`: a postgres:// URL, optional. Never quoted in an error: it may hold a password. */
+const postgresUrl: Variable<string | undefined> = {
+  parse(name, raw) {
+    const value = raw?.trim() || undefined;
+    if (value === undefined) return undefined;
+    let valid = /^postgres(?:ql)?:\/\//u.test(value);
+    try {
+      new URL(value);
+    } catch {
+      valid = false;
+    }
+    if (!valid) {
+      throw new ConfigError(
+        `${name} must be a postgres://user:password@host:port/database URL, not ${describePostgresUrl(value)}`,
+      );
+    }
+    return value;
+  },
+};
+
+/** `KEEL_IDEMPOTENCY_SCHEMA`: a plain SQL identifier, optional. */
+const schemaName: Variable<string | undefined> = {
+  parse(name, raw) {
+    const value = raw?.trim() || undefined;
+    if (value === undefined || SCHEMA_NAME.test(value)) return value;
+    throw new ConfigError(
+      `${name} must be a schema name of letters, digits and _ (not starting with a digit), not ${JSON.stringify(value)}`,
+    );
+  },
+};
+
 /** Absolute host paths (one, or a comma-separated list), for the run_command sandbox's settings. */
 function absolutePaths<Many extends boolean>(
   many: Many,
@@ -146,6 +184,9 @@ export const workerVariables = {
   KEEL_WORKSPACE: optionalText,
   KEEL_STATE_DIR: optionalText,
   KEEL_WORKSPACE_PROTECT: workspaceProtect,
+  KEEL_IDEMPOTENCY_STORE: postgresUrl,
+  KEEL_IDEMPOTENCY_SCHEMA: schemaName,
+  KEEL_IDEMPOTENCY_TTL_HOURS: optionalNumber(1, true),
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
   KEEL_TOOLS_MODULE: optionalText,
   KEEL_MAX_TURNS: limit('maxTurns'),
@@ -211,6 +252,15 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
   if (values.KEEL_HEARTBEAT_TIMEOUT_SECONDS !== undefined) {
     limits.heartbeatTimeoutSeconds = values.KEEL_HEARTBEAT_TIMEOUT_SECONDS;
   }
+  if (
+    values.KEEL_IDEMPOTENCY_STORE === undefined &&
+    (values.KEEL_IDEMPOTENCY_SCHEMA !== undefined || values.KEEL_IDEMPOTENCY_TTL_HOURS !== undefined)
+  ) {
+    throw new ConfigError(
+      'KEEL_IDEMPOTENCY_SCHEMA and KEEL_IDEMPOTENCY_TTL_HOURS apply to a PostgreSQL store: set KEEL_IDEMPOTENCY_STORE ' +
+        '(records in KEEL_STATE_DIR do not expire)',
+    );
+  }
   const budgets: Partial<RunBudgets> = {
     ...defined('maxTotalTokens', values.KEEL_MAX_TOTAL_TOKENS),
     ...defined('maxDurationSeconds', values.KEEL_MAX_DURATION_SECONDS),
@@ -227,6 +277,20 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     workspace: values.KEEL_WORKSPACE ?? process.cwd(),
     stateDirectory: values.KEEL_STATE_DIR ?? defaultStateDirectory(environment),
     workspaceProtect: values.KEEL_WORKSPACE_PROTECT,
+    idempotencyStore:
+      values.KEEL_IDEMPOTENCY_STORE === undefined
+        ? undefined
+        : {
+            url: values.KEEL_IDEMPOTENCY_STORE,
+            // Unset: the store's own defaults (schema `keel`, 7 days).
+            ...defined('schema', values.KEEL_IDEMPOTENCY_SCHEMA),
+            ...defined(
+              'ttlMs',
+              values.KEEL_IDEMPOTENCY_TTL_HOURS === undefined
+                ? undefined
+                : values.KEEL_IDEMPOTENCY_TTL_HOURS * 3_600_000,
+            ),
+          },
     tools: values.KEEL_TOOLS,
     toolsModule: values.KEEL_TOOLS_MODULE,
     limits,

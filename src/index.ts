@@ -18,6 +18,8 @@ export type { Tool, ToolContext, ToolOutput, ToolSpec } from './tools/define-too
 export { ToolError } from './tools/tool-error.js';
 export { FileIdempotencyStore, MemoryIdempotencyStore, SideEffectInDoubtError } from './tools/idempotency.js';
 export type { IdempotencyRecord, IdempotencyStore } from './tools/idempotency.js';
+export { PostgresIdempotencyStore } from './tools/pg-idempotency-store.js';
+export type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
 export { ToolRegistry } from './tools/registry.js';
 export { Workspace, WorkspaceError, FileTooLargeError } from './tools/workspace.js';
 export type { WorkspaceOptions } from './tools/workspace.js';

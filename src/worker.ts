@@ -16,6 +16,8 @@ import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
+import { closeIdempotencyStore, openIdempotencyStore } from './tools/open-idempotency-store.js';
+import { postgresUrlPassword } from './tools/postgres-url.js';
 import type { Workspace } from './tools/workspace.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { workflowCode } from './prebuilt-bundle.js';
@@ -69,8 +71,13 @@ export async function checkRunCommandSandbox(
 }
 
 /** Secrets in the configuration that live outside the worker's own environment variables. */
-export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand'>): string[] {
-  return secretsFromEnvironment(config.runCommand?.environment ?? {});
+export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand' | 'idempotencyStore'>): string[] {
+  const storePassword =
+    config.idempotencyStore === undefined ? undefined : postgresUrlPassword(config.idempotencyStore.url);
+  return [
+    ...secretsFromEnvironment(config.runCommand?.environment ?? {}),
+    ...(storePassword === undefined ? [] : [storePassword]),
+  ];
 }
 
 /** Path of the workflow entry point, next to this file (`.ts` under tsx or vitest, `.js` once built). */
@@ -117,7 +124,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
 
 /**
  * Keel's options as the environment configures them (`KEEL_*`, `OPENAI_*`): the one mapping from
- * {@link WorkerConfig} that `keel worker`, `keel run` and `npm start` share.
+ * {@link WorkerConfig} that `keel worker`, `keel run` and `npm start` share. A PostgreSQL
+ * side-effect store is opened here; `runWorker` closes it when the worker stops.
  */
 export async function keelOptionsFromConfig(
   config: WorkerConfig,
@@ -131,6 +139,9 @@ export async function keelOptionsFromConfig(
     workspace: config.workspace,
     workspaceProtect: config.workspaceProtect,
     stateDirectory: config.stateDirectory,
+    ...(config.idempotencyStore
+      ? { idempotencyStore: await openIdempotencyStore(config.idempotencyStore) }
+      : {}),
     tools: (workspace) => [...configuredTools(config, workspace), ...(own?.tools ?? [])],
     ...(own?.agents ? { agents: own.agents } : {}),
     ...(own?.mcpServers ? { mcpServers: own.mcpServers } : {}),
@@ -175,28 +186,33 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   });
   try {
     const searchAttributes = await registerSearchAttributes(connectionOptions, namespace ?? 'default', say);
-    const worker = await createKeelWorker({
-      ...(await keelOptionsFromConfig(config, { searchAttributes })),
-      ...(options.tools ? { tools: options.tools } : {}),
-      ...(options.dataDirectory === undefined ? {} : { dataDirectory: options.dataDirectory }),
-      connection,
-      namespace: namespace ?? 'default',
-      taskQueue: config.taskQueue,
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
-      workerOptions: {
-        shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
-        maxHeartbeatThrottleInterval: `${config.heartbeatIntervalSeconds}s`,
-        ...options.workerOptions,
-      },
-    });
-    say.log(
-      `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
-        `server ${address}), workspace ${config.workspace} ` +
-        `(protected: ${config.workspaceProtect.join(', ') || 'nothing'}), ` +
-        `default model ${config.model.defaultModel} (${config.model.mode} mode). Ctrl-C to stop.`,
-    );
-    options.onReady?.(worker);
-    await worker.run();
+    const keelOptions = await keelOptionsFromConfig(config, { searchAttributes });
+    try {
+      const worker = await createKeelWorker({
+        ...keelOptions,
+        ...(options.tools ? { tools: options.tools } : {}),
+        ...(options.dataDirectory === undefined ? {} : { dataDirectory: options.dataDirectory }),
+        connection,
+        namespace: namespace ?? 'default',
+        taskQueue: config.taskQueue,
+        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
+        workerOptions: {
+          shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
+          maxHeartbeatThrottleInterval: `${config.heartbeatIntervalSeconds}s`,
+          ...options.workerOptions,
+        },
+      });
+      say.log(
+        `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
+          `server ${address}), workspace ${config.workspace} ` +
+          `(protected: ${config.workspaceProtect.join(', ') || 'nothing'}), ` +
+          `default model ${config.model.defaultModel} (${config.model.mode} mode). Ctrl-C to stop.`,
+      );
+      options.onReady?.(worker);
+      await worker.run();
+    } finally {
+      await closeIdempotencyStore(keelOptions.idempotencyStore);
+    }
   } finally {
     await connection.close();
   }

@@ -200,6 +200,58 @@ describe('workerConfigFromEnvironment', () => {
     expect(error.message).toContain(problem);
   });
 
+  it('keeps side effects in KEEL_STATE_DIR, or in the PostgreSQL database KEEL_IDEMPOTENCY_STORE names', () => {
+    expect(workerConfigFromEnvironment(withKey).idempotencyStore).toBeUndefined();
+    expect(
+      workerConfigFromEnvironment({ ...withKey, KEEL_IDEMPOTENCY_STORE: ' postgres://keel:pw@db:5432/keel ' })
+        .idempotencyStore,
+    ).toEqual({ url: 'postgres://keel:pw@db:5432/keel' });
+    expect(
+      workerConfigFromEnvironment({
+        ...withKey,
+        KEEL_IDEMPOTENCY_STORE: 'postgresql://db/keel',
+        KEEL_IDEMPOTENCY_SCHEMA: 'side_effects',
+        KEEL_IDEMPOTENCY_TTL_HOURS: '48',
+      }).idempotencyStore,
+    ).toEqual({ url: 'postgresql://db/keel', schema: 'side_effects', ttlMs: 48 * 3_600_000 });
+  });
+
+  it.each([
+    ['mysql://keel:hunter2@db/keel', 'mysql://keel:***@db/keel'],
+    ['keel:hunter2@db/keel', 'a value that is not a URL with a host (not shown: it may hold a password)'],
+    ['postgres://keel:hunter2@db:port/keel', 'a value that is not a URL (not shown: it may hold a password)'],
+    [
+      'postgresql:/db?password=hunter2',
+      'a value that is not a URL with a host (not shown: it may hold a password)',
+    ],
+    ['pg://db/keel?password=hunter2', 'pg://db/keel?…'],
+  ])('refuses KEEL_IDEMPOTENCY_STORE=%j without showing its password', (value, shown) => {
+    const error = configError(() =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_IDEMPOTENCY_STORE: value }),
+    );
+    expect(error.message).toBe(
+      `KEEL_IDEMPOTENCY_STORE must be a postgres://user:password@host:port/database URL, not ${shown}`,
+    );
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it.each([
+    [{ KEEL_IDEMPOTENCY_TTL_HOURS: '0' }, /^KEEL_IDEMPOTENCY_TTL_HOURS must be a whole number of at least 1/],
+    [{ KEEL_IDEMPOTENCY_SCHEMA: 'a"b' }, /^KEEL_IDEMPOTENCY_SCHEMA must be a schema name/],
+  ])('refuses a bad store setting %j, naming it', (settings, message) => {
+    const error = configError(() =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_IDEMPOTENCY_STORE: 'postgres://db/keel', ...settings }),
+    );
+    expect(error.message).toMatch(message);
+  });
+
+  it('refuses a store schema or expiry without a store to apply them to', () => {
+    const error = configError(() =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_IDEMPOTENCY_TTL_HOURS: '24' }),
+    );
+    expect(error.message).toMatch(/apply to a PostgreSQL store: set KEEL_IDEMPOTENCY_STORE/u);
+  });
+
   it('keeps its state under XDG_STATE_HOME, or in KEEL_STATE_DIR when set', () => {
     expect(workerConfigFromEnvironment({ ...withKey, XDG_STATE_HOME: '/var/state' }).stateDirectory).toBe(
       '/var/state/keel',

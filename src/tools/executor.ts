@@ -219,8 +219,15 @@ async function runWithTimeout(
           heartbeat: (details) => request.heartbeat?.(dependencies.sanitizer.value(details)),
           // The record outlives the call on disk and comes back as output on a retry: store it redacted.
           once: (step, effect) =>
-            runOnce(dependencies.idempotencyStore, `${request.idempotencyKey}:${step}`, async () =>
-              dependencies.sanitizer.value(await effect()),
+            runOnce(
+              dependencies.idempotencyStore,
+              `${request.idempotencyKey}:${step}`,
+              async () => dependencies.sanitizer.value(await effect()),
+              (error) =>
+                dependencies.logger.error(
+                  `The side-effect store failed after ${tool.name} ran; a retry of this call will be refused as in doubt`,
+                  { callId: request.call.callId, error },
+                ),
             ),
         }))(),
       aborted,

@@ -30,11 +30,16 @@ export class SideEffectInDoubtError extends ToolError {
  * effect. If an attempt died between the two, the retry refuses with {@link SideEffectInDoubtError}
  * rather than risk doing it twice. An effect that throws must not have happened: its claim is
  * released so a retry may try again.
+ *
+ * A store that fails after the effect (its database unreachable) does not change what the caller is
+ * told: the effect's result, or its error. The claim then stays, so a retry is refused as in doubt,
+ * and the store's error goes to `unrecorded`.
  */
 export async function runOnce<T>(
   store: IdempotencyStore,
   key: string,
   effect: () => Promise<T> | T,
+  unrecorded: (error: unknown) => void = () => undefined,
 ): Promise<T> {
   const existing = await store.claim(key);
   if (existing?.state === 'done') return existing.result as T;
@@ -48,10 +53,11 @@ export async function runOnce<T>(
   try {
     result = await effect();
   } catch (error) {
-    await store.release(key);
+    await store.release(key).catch(unrecorded);
     throw error;
   }
-  await store.complete(key, result ?? null);
+  // The effect happened: saying it failed because its record did not would invite doing it again.
+  await store.complete(key, result ?? null).catch(unrecorded);
   return result;
 }
 

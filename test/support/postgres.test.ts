@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres } from './postgres.js';
@@ -22,6 +24,11 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Polls `condition` until it holds (a killed process takes a moment to end). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 describe('startPostgres', () => {
@@ -66,6 +73,24 @@ describe('startPostgres', () => {
     expect(alive(second)).toBe(false);
     await server.start();
     expect(await query(server.url(), 'SELECT value FROM kept')).toEqual([{ value: 'before' }]);
+  });
+
+  it('is killed and removed when its test process exits without closing it', async () => {
+    const script =
+      "import { startPostgres } from './test/support/postgres.ts';" +
+      'const server = await startPostgres();' +
+      'console.log(JSON.stringify({ pid: await server.pid(), directory: server.dataDirectory }));' +
+      'process.exit(0);';
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+    ]);
+    const { pid, directory } = JSON.parse(stdout) as { pid: number; directory: string };
+    expect(existsSync(directory)).toBe(false);
+    await until(() => !alive(pid));
   });
 
   it('removes its data directory when closed', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { chown, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -186,7 +186,23 @@ export async function startPostgres(options: { user?: string; password?: string 
     running = false;
   };
 
+  // A test process that ends without `close` (a failed hook, a timeout) must not leave a server
+  // behind: at exit, synchronously, the postmaster's group is killed and the directory removed.
+  const atExit = (): void => {
+    if (running) {
+      try {
+        const pid = Number(readFileSync(path.join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        if (Number.isInteger(pid) && pid > 0) killGroupOrProcess(pid);
+      } catch {
+        // Gone already.
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', atExit);
+
   const close = async (): Promise<void> => {
+    process.removeListener('exit', atExit);
     if (running) await stop().catch(() => kill());
     await rm(root, { recursive: true, force: true });
   };
@@ -235,6 +251,7 @@ export async function startPostgres(options: { user?: string; password?: string 
       }
     }
   } catch (error) {
+    process.removeListener('exit', atExit);
     await rm(root, { recursive: true, force: true });
     throw error;
   }
@@ -254,6 +271,15 @@ export async function startPostgres(options: { user?: string; password?: string 
     kill,
     close,
   };
+}
+
+/** SIGKILL to the process group `pid` leads, or to `pid` alone when it leads none. */
+function killGroupOrProcess(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    process.kill(pid, 'SIGKILL');
+  }
 }
 
 /** The last lines of the server log, to explain a failure; empty when there is none. */
