@@ -28,11 +28,17 @@ export interface ServerBuild {
   schemaRoot: string;
 }
 
-/** Builds the server when the cache lacks it (about 10 min cold), and says where it is. */
+/** Builds the server when the cache lacks it (about 10 min cold, saying so as it goes), and says where it is. */
 export async function temporalServerBuild(): Promise<ServerBuild> {
   const script = path.join(repository, 'scripts/cluster/temporal-server.sh');
-  const { stdout, stderr } = await run(script, { maxBuffer: 16 * 1024 * 1024 });
-  if (stderr.trim() !== '') console.error(stderr.trimEnd());
+  const child = spawn(script, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  if (code !== 0) throw new Error(`${script} exited with ${code} (its output is above)`);
   const directory = stdout.trim().split('\n').at(-1)!;
   return {
     directory,
