@@ -33,7 +33,7 @@ export async function temporalServerBuild(): Promise<ServerBuild> {
   const script = path.join(repository, 'scripts/cluster/temporal-server.sh');
   const child = spawn(script, [], { stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);
