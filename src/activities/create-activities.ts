@@ -35,6 +35,11 @@ import { runIsGone } from './run-is-gone.js';
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
 export interface ActivityDependencies {
   registry: ToolRegistry;
+  /**
+   * The registry a run's calls are served from, when each run has its own workspace: its tools bound
+   * to that workspace. `registry` (the same tools, described) when absent.
+   */
+  registryFor?: (workflowId: string) => Promise<ToolRegistry>;
   openai: OpenAI;
   /** Model used when a run names none. */
   defaultModel: string;
@@ -77,6 +82,19 @@ export function createActivities(dependencies: ActivityDependencies) {
   const host = safeHost(openai.baseURL);
   const agents = describeAgents(dependencies.agents ?? [], registry);
   const ownerOf = toolOwners(dependencies.agents ?? []);
+  /** The run's own tools; a workspace that cannot be made (a clone failing) fails the call, to be retried. */
+  const runRegistry = async (workflowId: string): Promise<ToolRegistry> => {
+    if (dependencies.registryFor === undefined) return registry;
+    try {
+      return await dependencies.registryFor(workflowId);
+    } catch (error) {
+      logger().warn("The run's workspace could not be made", { error });
+      throw ApplicationFailure.retryable(
+        sanitizer.message(`The run's workspace could not be made: ${(error as Error).message}`),
+        'WorkspaceUnavailable',
+      );
+    }
+  };
 
   const activities = {
     /**
@@ -221,6 +239,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       const run = context.info.isLocal
         ? (work: (beat: Beat) => Promise<Observation | ApprovalRequired>) => work(() => undefined)
         : withHeartbeats;
+      const tools = await runRegistry(workflowId);
       const result = await run((heartbeat) =>
         executeUnlessApprovalNeeded(
           {
@@ -233,7 +252,7 @@ export function createActivities(dependencies: ActivityDependencies) {
             heartbeat,
           },
           {
-            registry,
+            registry: tools,
             sanitizer,
             logger: logger(),
             idempotencyStore: dependencies.idempotencyStore,
