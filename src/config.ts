@@ -28,7 +28,12 @@ import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
 import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
-import { DEFAULT_WORKSPACE_RETENTION_SECONDS, gitUrl, runWorkspacesConfig } from './run-workspaces-config.js';
+import {
+  DEFAULT_WORKSPACE_FAILOVER_SECONDS,
+  DEFAULT_WORKSPACE_RETENTION_SECONDS,
+  gitUrl,
+  runWorkspacesConfig,
+} from './run-workspaces-config.js';
 import type { RunWorkspacesConfig } from './run-workspaces-config.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
@@ -41,8 +46,9 @@ export interface WorkerConfig {
   stateDirectory: string;
   /**
    * `KEEL_WORKSPACE_MODE=per-run`, `KEEL_WORKSPACES_DIR`, `KEEL_WORKSPACE_SEED_DIR`,
-   * `KEEL_WORKSPACE_GIT_URL`, `KEEL_WORKSPACE_RETENTION_SECONDS`: a workspace of its own for every
-   * run; undefined for the one shared `workspace` (the default).
+   * `KEEL_WORKSPACE_GIT_URL`, `KEEL_WORKSPACE_RETENTION_SECONDS`, `KEEL_WORKSPACES_SHARED`,
+   * `KEEL_WORKSPACE_FAILOVER_SECONDS`: a workspace of its own for every run; undefined for the one
+   * shared `workspace` (the default).
    */
   runWorkspaces: RunWorkspacesConfig | undefined;
   /** `KEEL_WORKSPACE_PROTECT`: what the tools may read but never write (default `.git,.keel`). */
@@ -159,6 +165,8 @@ export const workerVariables = {
   KEEL_WORKSPACE_SEED_DIR: absolutePaths(false),
   KEEL_WORKSPACE_GIT_URL: gitUrl,
   KEEL_WORKSPACE_RETENTION_SECONDS: secondsOr(DEFAULT_WORKSPACE_RETENTION_SECONDS, 0),
+  KEEL_WORKSPACES_SHARED: flagOr(false),
+  KEEL_WORKSPACE_FAILOVER_SECONDS: secondsOr(DEFAULT_WORKSPACE_FAILOVER_SECONDS, 1),
   KEEL_WORKSPACE_PROTECT: workspaceProtect,
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
   KEEL_TOOLS_MODULE: optionalText,

@@ -6,6 +6,9 @@ import type { WorkspaceSeed } from './tools/run-workspace-seed.js';
 /** How long an ended run's workspace is kept after its last use, when `KEEL_WORKSPACE_RETENTION_SECONDS` is unset: a day. */
 export const DEFAULT_WORKSPACE_RETENTION_SECONDS = 86_400;
 
+/** How long a call waits for the worker holding its run's workspace, when `KEEL_WORKSPACE_FAILOVER_SECONDS` is unset. */
+export const DEFAULT_WORKSPACE_FAILOVER_SECONDS = 30;
+
 /** A workspace per run, as the environment configures it (see `WorkerConfig.runWorkspaces`). */
 export interface RunWorkspacesConfig {
   /** `KEEL_WORKSPACES_DIR`: the directory holding every run's workspace. */
@@ -14,6 +17,10 @@ export interface RunWorkspacesConfig {
   seed: WorkspaceSeed;
   /** `KEEL_WORKSPACE_RETENTION_SECONDS`: how long an ended run's workspace is kept after its last use. */
   retentionSeconds: number;
+  /** `KEEL_WORKSPACES_SHARED`: every worker sees the same root, so no run is pinned to one worker. */
+  shared: boolean;
+  /** `KEEL_WORKSPACE_FAILOVER_SECONDS`: how long a call waits for the holding worker before the workspace counts as lost. */
+  failoverSeconds: number;
 }
 
 /** `KEEL_WORKSPACE_GIT_URL`: a repository URL without credentials in it, which is never quoted back. */
@@ -36,6 +43,8 @@ interface RunWorkspaceVariables {
   KEEL_WORKSPACE_SEED_DIR: string | undefined;
   KEEL_WORKSPACE_GIT_URL: string | undefined;
   KEEL_WORKSPACE_RETENTION_SECONDS: number;
+  KEEL_WORKSPACES_SHARED: boolean;
+  KEEL_WORKSPACE_FAILOVER_SECONDS: number;
 }
 
 /**
@@ -79,5 +88,7 @@ export function runWorkspacesConfig(values: RunWorkspaceVariables): RunWorkspace
     root: values.KEEL_WORKSPACES_DIR,
     seed,
     retentionSeconds: values.KEEL_WORKSPACE_RETENTION_SECONDS,
+    shared: values.KEEL_WORKSPACES_SHARED,
+    failoverSeconds: values.KEEL_WORKSPACE_FAILOVER_SECONDS,
   };
 }

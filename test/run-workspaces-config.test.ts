@@ -25,6 +25,8 @@ describe('per-run workspace settings', () => {
       root: '/srv/keel/runs',
       seed: { kind: 'empty' },
       retentionSeconds: 86_400,
+      shared: false,
+      failoverSeconds: 30,
     });
     expect(
       workerConfigFromEnvironment({
@@ -32,11 +34,15 @@ describe('per-run workspace settings', () => {
         ...base,
         KEEL_WORKSPACE_SEED_DIR: '/srv/seed',
         KEEL_WORKSPACE_RETENTION_SECONDS: '60',
+        KEEL_WORKSPACES_SHARED: 'true',
+        KEEL_WORKSPACE_FAILOVER_SECONDS: '5',
       }).runWorkspaces,
     ).toEqual({
       root: '/srv/keel/runs',
       seed: { kind: 'directory', path: '/srv/seed' },
       retentionSeconds: 60,
+      shared: true,
+      failoverSeconds: 5,
     });
     expect(
       workerConfigFromEnvironment({
@@ -48,6 +54,13 @@ describe('per-run workspace settings', () => {
   });
 
   it('refuse settings that make no sense together, naming them', () => {
+    expect(
+      refusal({
+        KEEL_WORKSPACE_MODE: 'per-run',
+        KEEL_WORKSPACES_DIR: '/srv/runs',
+        KEEL_WORKSPACE_FAILOVER_SECONDS: '0',
+      }),
+    ).toMatch(/KEEL_WORKSPACE_FAILOVER_SECONDS must be a number of seconds/);
     expect(refusal({ KEEL_WORKSPACE_MODE: 'per-run' })).toMatch(/per-run needs KEEL_WORKSPACES_DIR/);
     expect(refusal({ KEEL_WORKSPACES_DIR: '/srv/runs' })).toMatch(
       /KEEL_WORKSPACES_DIR only apply to per-run workspaces: set KEEL_WORKSPACE_MODE=per-run/,

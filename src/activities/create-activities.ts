@@ -40,6 +40,11 @@ export interface ActivityDependencies {
    * to that workspace. `registry` (the same tools, described) when absent.
    */
   registryFor?: (workflowId: string) => Promise<ToolRegistry>;
+  /**
+   * Set when each run's workspace lies on this worker alone: `openWorkspace` makes it and names the
+   * worker's own task queue (`ownQueue`, known once that worker polls), where the run sends its calls.
+   */
+  workspaceAffinity?: { failoverSeconds: number; ownQueue: () => string | undefined };
   openai: OpenAI;
   /** Model used when a run names none. */
   defaultModel: string;
@@ -64,6 +69,11 @@ export interface ActivityDependencies {
   modelLimiter?: ModelCallLimiter;
   /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
   agents?: readonly Agent[];
+}
+
+/** What `openWorkspace` answers: the task queue of the worker that holds the run's workspace. */
+export interface OpenedWorkspace {
+  taskQueue: string;
 }
 
 /** What a run asks `describeWorker` about: the agent it was started with, if any. */
@@ -126,6 +136,9 @@ export function createActivities(dependencies: ActivityDependencies) {
         ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
         ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
         ...(agent !== undefined ? { agent } : {}),
+        ...(dependencies.workspaceAffinity !== undefined
+          ? { workspaceAffinity: { failoverSeconds: dependencies.workspaceAffinity.failoverSeconds } }
+          : {}),
       };
       // An MCP server writes its own descriptions and schemas: a list too big for one payload must
       // fail the run's start clearly, not wedge it on a refused activity result.
@@ -264,12 +277,31 @@ export function createActivities(dependencies: ActivityDependencies) {
       return 'approvalRequired' in result ? result : fitObservations([result], PAYLOAD_BYTES_LIMIT)[0]!;
     },
   };
+  /**
+   * Makes the run's workspace on this worker (a clone may take a while: it heartbeats) and names the
+   * task queue only this worker polls, where the run sends its workspace's tool calls from now on.
+   */
+  const openWorkspace = async (): Promise<OpenedWorkspace> => {
+    const context = Context.current();
+    const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
+    const taskQueue = dependencies.workspaceAffinity?.ownQueue();
+    if (taskQueue === undefined) {
+      // Not (yet) polling its own queue: another worker, or this one a moment later, takes the retry.
+      throw ApplicationFailure.retryable(
+        'This worker does not poll its own task queue yet',
+        'WorkspaceUnavailable',
+      );
+    }
+    await withHeartbeats(() => runRegistry(workflowId));
+    return { taskQueue };
+  };
   // Registered under both names: new runs schedule the prefixed ones, runs recorded before them the
   // unprefixed ones, and both must find their activity on a worker of this version.
   return {
     [ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
     [ACTIVITY_NAMES.callModel]: activities.callModel,
     [ACTIVITY_NAMES.executeTool]: activities.executeTool,
+    [ACTIVITY_NAMES.openWorkspace]: openWorkspace,
     [LEGACY_ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
     [LEGACY_ACTIVITY_NAMES.callModel]: activities.callModel,
     [LEGACY_ACTIVITY_NAMES.executeTool]: activities.executeTool,

@@ -108,6 +108,17 @@ export const KeelOptions = z.strictObject({
       retentionSeconds: z.number().nonnegative().default(86_400),
       /** How often the worker looks for workspaces to remove, besides once at start. */
       sweepIntervalSeconds: z.number().positive().default(600),
+      /**
+       * Whether every worker of the task queue sees the same `root` (`KEEL_WORKSPACES_SHARED`, a network
+       * file system): then any worker serves any run's calls. Else a run's calls go to the worker that
+       * made its workspace, through that worker's own task queue `<task queue>/<worker id>`.
+       */
+      shared: z.boolean().default(false),
+      /**
+       * How long a call waits on the holding worker's queue before the run takes that worker, and the
+       * workspace, for lost (`KEEL_WORKSPACE_FAILOVER_SECONDS`): the model is told, a new one is made.
+       */
+      failoverSeconds: z.number().positive().default(30),
     })
     .optional(),
   /** What the file tools may read but never write (`KEEL_WORKSPACE_PROTECT`); `.git` and `.keel` when absent. */

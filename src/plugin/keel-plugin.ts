@@ -8,6 +8,7 @@ import { KeelOptions } from './keel-options.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
 import { prepareActivities } from './prepare.js';
 import { runIsOpenIn, startSweeping } from './workspace-sweeper.js';
+import { startOwnQueue } from './own-queue-worker.js';
 import type { Prepared } from './prepare.js';
 
 /**
@@ -84,9 +85,17 @@ export class KeelPlugin extends SimplePlugin {
     const prepared = this.#ready ?? (await this.prepare());
     this.#running += 1;
     const sweeper = sweeperFor(prepared, worker, this.keelOptions);
+    const own = await startOwnQueue(prepared, worker, this.keelOptions.logger ?? console).catch(
+      async (error: unknown) => {
+        await sweeper?.stop();
+        this.#running -= 1;
+        throw error;
+      },
+    );
     try {
       await super.runWorker(worker, next);
     } finally {
+      await own?.stop();
       await sweeper?.stop();
       this.#running -= 1;
       // A failure to stop an MCP server must not hide how the worker itself ended.
@@ -139,7 +148,7 @@ function withKeelActivities(
     const forward = Object.assign(
       async (...args: unknown[]): Promise<unknown> => {
         const { activities } = await prepared();
-        return (activities[name] as (...args: unknown[]) => Promise<unknown>)(...args);
+        return (activities[ACTIVITY_NAMES[name]] as (...args: unknown[]) => Promise<unknown>)(...args);
       },
       { [KEEL_ACTIVITY]: true as const },
     );

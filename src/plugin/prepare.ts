@@ -25,6 +25,11 @@ export interface Prepared {
   activities: ReturnType<typeof createActivities>;
   /** The runs' workspaces, when each run has its own (`runWorkspaces`): the worker sweeps them. */
   workspaces?: RunWorkspaces;
+  /**
+   * When those lie on this worker alone: tells the activities the worker's own task queue, which the
+   * worker then polls for the calls of the runs whose workspaces it holds.
+   */
+  serveOwnQueue?: (taskQueue: string) => void;
   /** Stops the MCP server processes and sessions. */
   close(): Promise<void>;
 }
@@ -104,6 +109,9 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
   const sources = mcp === undefined ? [] : [await mcpToolSource(mcp, options.logger ?? console)];
   const registryOf = (offered: readonly Tool[]): ToolRegistry =>
     new ToolRegistry(enableTools(offered, options.enabledTools), sources);
+  // Workspaces on this worker's disk alone pin each run's calls to it (see `serveOwnQueue`).
+  const pinned = options.runWorkspaces?.shared === false ? options.runWorkspaces : undefined;
+  let ownQueue: string | undefined;
   let registry: ToolRegistry;
   let activities: Prepared['activities'];
   try {
@@ -111,6 +119,9 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
     activities = createActivities({
       registry,
       ...(perRun ? { registryFor: (workflowId: string) => perRun.registryFor(workflowId, registryOf) } : {}),
+      ...(pinned
+        ? { workspaceAffinity: { failoverSeconds: pinned.failoverSeconds, ownQueue: () => ownQueue } }
+        : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.budgets ? { budgets: options.budgets } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
@@ -134,6 +145,13 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
   return {
     activities,
     ...(perRun ? { workspaces: perRun.workspaces } : {}),
+    ...(pinned
+      ? {
+          serveOwnQueue: (taskQueue: string) => {
+            ownQueue = taskQueue;
+          },
+        }
+      : {}),
     close: async () => mcp?.close(),
   };
 }

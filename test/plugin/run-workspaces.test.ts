@@ -2,11 +2,13 @@ import { mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
 import { runIsOpenIn } from '../../src/plugin/workspace-sweeper.js';
 import { RunWorkspaces } from '../../src/tools/run-workspaces.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
+import { historyText } from '../support/history.js';
 import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest } from '../support/scripted-model.js';
@@ -120,12 +122,16 @@ describe('per-run workspaces on one worker', () => {
       reply.text('The plan says: ship on friday'),
     ]);
     try {
-      await withTestWorker(server, { model, runWorkspaces: { root } }, async ({ keel }) => {
+      await withTestWorker(server, { model, runWorkspaces: { root } }, async ({ keel, taskQueue }) => {
         const runId = await keel.startRun({ task: 'Write the plan down.', session: true });
         await waitForState(keel, runId, (state) => state.phase === 'idle' && state.answers === 1);
         await keel.sendMessage(runId, 'What does the plan say?');
         await waitForState(keel, runId, (state) => state.phase === 'idle' && state.answers === 2);
         expect(toolOutput(model.requests[3]!)).toBe('ship on friday');
+        // Both calls went to the worker that made the workspace, through its own task queue.
+        const history = await historyText(server.client, runId);
+        expect(history).toContain(ACTIVITY_NAMES.openWorkspace);
+        expect(history.match(new RegExp(`"name":\\s*"${taskQueue}/[^"]+"`, 'g'))?.length).toBe(2);
 
         // Retention zero, yet an open session keeps its workspace.
         const workspaces = await RunWorkspaces.open({ root, retentionSeconds: 0 });

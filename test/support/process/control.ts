@@ -27,6 +27,8 @@ export interface WorkerProcessOptions {
    * frozen worker with one slot cannot swallow the retries of the activity it holds.
    */
   maxConcurrentActivities?: number;
+  /** More settings of the production configuration (per-run workspaces replace `workspace`). */
+  environment?: Record<string, string>;
 }
 
 /** A worker running in a child process, which a test can kill, stop and listen to. */
@@ -59,13 +61,16 @@ export class WorkerProcess {
         OPENAI_API_KEY: options.apiKey,
         KEEL_MODEL: 'scripted-model',
         KEEL_MODEL_MODE: options.modelMode ?? 'background',
-        KEEL_WORKSPACE: options.workspace,
+        ...(options.environment?.KEEL_WORKSPACE_MODE === 'per-run'
+          ? {}
+          : { KEEL_WORKSPACE: options.workspace }),
         KEEL_STATE_DIR: options.stateDirectory,
         KEEL_SHUTDOWN_GRACE_SECONDS: String(options.shutdownGraceSeconds ?? 0),
         KEEL_TEST_BUNDLE: options.bundlePath,
         ...(options.maxConcurrentActivities !== undefined && {
           KEEL_TEST_MAX_ACTIVITIES: String(options.maxConcurrentActivities),
         }),
+        ...options.environment,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
