@@ -31,6 +31,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
 import { runIsGone } from './run-is-gone.js';
+import { runWorkspaceActivities } from './run-workspace-activities.js';
 
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
 export interface ActivityDependencies {
@@ -71,11 +72,6 @@ export interface ActivityDependencies {
   agents?: readonly Agent[];
 }
 
-/** What `openWorkspace` answers: the task queue of the worker that holds the run's workspace. */
-export interface OpenedWorkspace {
-  taskQueue: string;
-}
-
 /** What a run asks `describeWorker` about: the agent it was started with, if any. */
 export interface DescribeWorkerRequest {
   agent?: string;
@@ -92,19 +88,7 @@ export function createActivities(dependencies: ActivityDependencies) {
   const host = safeHost(openai.baseURL);
   const agents = describeAgents(dependencies.agents ?? [], registry);
   const ownerOf = toolOwners(dependencies.agents ?? []);
-  /** The run's own tools; a workspace that cannot be made (a clone failing) fails the call, to be retried. */
-  const runRegistry = async (workflowId: string): Promise<ToolRegistry> => {
-    if (dependencies.registryFor === undefined) return registry;
-    try {
-      return await dependencies.registryFor(workflowId);
-    } catch (error) {
-      logger().warn("The run's workspace could not be made", { error });
-      throw ApplicationFailure.retryable(
-        sanitizer.message(`The run's workspace could not be made: ${(error as Error).message}`),
-        'WorkspaceUnavailable',
-      );
-    }
-  };
+  const { runRegistry, openWorkspace } = runWorkspaceActivities(dependencies, logger);
 
   const activities = {
     /**
@@ -276,24 +260,6 @@ export function createActivities(dependencies: ActivityDependencies) {
       // Characters are capped by the executor; bytes (multi-byte text) are capped here, below Temporal's limit.
       return 'approvalRequired' in result ? result : fitObservations([result], PAYLOAD_BYTES_LIMIT)[0]!;
     },
-  };
-  /**
-   * Makes the run's workspace on this worker (a clone may take a while: it heartbeats) and names the
-   * task queue only this worker polls, where the run sends its workspace's tool calls from now on.
-   */
-  const openWorkspace = async (): Promise<OpenedWorkspace> => {
-    const context = Context.current();
-    const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
-    const taskQueue = dependencies.workspaceAffinity?.ownQueue();
-    if (taskQueue === undefined) {
-      // Not (yet) polling its own queue: another worker, or this one a moment later, takes the retry.
-      throw ApplicationFailure.retryable(
-        'This worker does not poll its own task queue yet',
-        'WorkspaceUnavailable',
-      );
-    }
-    await withHeartbeats(() => runRegistry(workflowId));
-    return { taskQueue };
   };
   // Registered under both names: new runs schedule the prefixed ones, runs recorded before them the
   // unprefixed ones, and both must find their activity on a worker of this version.
