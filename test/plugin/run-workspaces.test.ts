@@ -9,7 +9,7 @@ import { deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { historyText } from '../support/history.js';
-import { waitForState } from '../support/run-state.js';
+import { executionChain, waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest } from '../support/scripted-model.js';
 
@@ -143,6 +143,37 @@ describe('per-run workspaces on one worker', () => {
         expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', turns: 4 });
         expect(await workspaces.sweep(isOpen)).toEqual([runId]);
         await expect(stat(workspaces.directoryOf(runId))).rejects.toThrow(/ENOENT/);
+      });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('keeps the worker holding a run’s workspace across continue-as-new, without opening it again', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'keel-runs-'));
+    const model = await ScriptedModel.start([
+      reply.calls(write('plan.txt', 'carried over')),
+      reply.calls(read('plan.txt')),
+      reply.text('done'),
+    ]);
+    try {
+      await withTestWorker(server, { model, runWorkspaces: { root } }, async ({ keel }) => {
+        const runId = await keel.startRun({ task: 'Write, then read.', continueAsNewAfterTurns: 1 });
+        expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'done' });
+        expect(toolOutput(model.requests[2]!)).toBe('carried over');
+        const chain = await executionChain(server.client, runId);
+        expect(chain.length).toBeGreaterThan(1);
+        const opened = chain.map(
+          (execution) =>
+            execution.events.filter(
+              (event) =>
+                event.activityTaskScheduledEventAttributes?.activityType?.name ===
+                ACTIVITY_NAMES.openWorkspace,
+            ).length,
+        );
+        // Opened once, in the first execution; the next ones got the holder's queue carried over.
+        expect(opened[0]).toBe(1);
+        expect(opened.slice(1).every((count) => count === 0)).toBe(true);
       });
     } finally {
       await model.close();
