@@ -30,6 +30,13 @@ import type { RunCommandOptions } from './tools/builtin/run-command.js';
 import type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
 import { describePostgresUrl, SCHEMA_NAME } from './tools/postgres-url.js';
 import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
+import {
+  DEFAULT_WORKSPACE_FAILOVER_SECONDS,
+  DEFAULT_WORKSPACE_RETENTION_SECONDS,
+  gitUrl,
+  runWorkspacesConfig,
+} from './run-workspaces-config.js';
+import type { RunWorkspacesConfig } from './run-workspaces-config.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
 export interface WorkerConfig {
@@ -39,6 +46,13 @@ export interface WorkerConfig {
   workspace: string;
   /** `KEEL_STATE_DIR`: where the worker keeps its own records, such as completed side effects. */
   stateDirectory: string;
+  /**
+   * `KEEL_WORKSPACE_MODE=per-run`, `KEEL_WORKSPACES_DIR`, `KEEL_WORKSPACE_SEED_DIR`,
+   * `KEEL_WORKSPACE_GIT_URL`, `KEEL_WORKSPACE_RETENTION_SECONDS`, `KEEL_WORKSPACES_SHARED`,
+   * `KEEL_WORKSPACE_FAILOVER_SECONDS`: a workspace of its own for every run; undefined for the one
+   * shared `workspace` (the default).
+   */
+  runWorkspaces: RunWorkspacesConfig | undefined;
   /** `KEEL_WORKSPACE_PROTECT`: what the tools may read but never write (default `.git,.keel`). */
   workspaceProtect: string[];
   /**
@@ -183,6 +197,14 @@ export const workerVariables = {
   KEEL_TASK_QUEUE: textOr(DEFAULT_TASK_QUEUE),
   KEEL_WORKSPACE: optionalText,
   KEEL_STATE_DIR: optionalText,
+  // Per-run workspaces (src/run-workspaces-config.ts combines them).
+  KEEL_WORKSPACE_MODE: optionalChoice(['shared', 'per-run']),
+  KEEL_WORKSPACES_DIR: absolutePaths(false),
+  KEEL_WORKSPACE_SEED_DIR: absolutePaths(false),
+  KEEL_WORKSPACE_GIT_URL: gitUrl,
+  KEEL_WORKSPACE_RETENTION_SECONDS: secondsOr(DEFAULT_WORKSPACE_RETENTION_SECONDS, 0),
+  KEEL_WORKSPACES_SHARED: flagOr(false),
+  KEEL_WORKSPACE_FAILOVER_SECONDS: secondsOr(DEFAULT_WORKSPACE_FAILOVER_SECONDS, 1),
   KEEL_WORKSPACE_PROTECT: workspaceProtect,
   KEEL_IDEMPOTENCY_STORE: postgresUrl,
   KEEL_IDEMPOTENCY_SCHEMA: schemaName,
@@ -275,6 +297,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
       ...defined('tokensPerMinute', values.KEEL_MODEL_TOKENS_PER_MINUTE),
     },
     workspace: values.KEEL_WORKSPACE ?? process.cwd(),
+    runWorkspaces: runWorkspacesConfig(values),
     stateDirectory: values.KEEL_STATE_DIR ?? defaultStateDirectory(environment),
     workspaceProtect: values.KEEL_WORKSPACE_PROTECT,
     idempotencyStore:

@@ -136,7 +136,8 @@ export async function keelOptionsFromConfig(
     openai: createOpenAIClient(config.model),
     defaultModel: config.model.defaultModel,
     modelMode: config.model.mode,
-    workspace: config.workspace,
+    // Per-run workspaces replace the shared one (KEEL_WORKSPACE_MODE=per-run).
+    ...(config.runWorkspaces ? { runWorkspaces: config.runWorkspaces } : { workspace: config.workspace }),
     workspaceProtect: config.workspaceProtect,
     stateDirectory: config.stateDirectory,
     ...(config.idempotencyStore
@@ -204,7 +205,10 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       });
       say.log(
         `Keel worker on task queue "${config.taskQueue}" (namespace ${namespace ?? 'default'}, ` +
-          `server ${address}), workspace ${config.workspace} ` +
+          `server ${address}), ` +
+          (config.runWorkspaces
+            ? `a workspace per run in ${config.runWorkspaces.root} `
+            : `workspace ${config.workspace} `) +
           `(protected: ${config.workspaceProtect.join(', ') || 'nothing'}), ` +
           `default model ${config.model.defaultModel} (${config.model.mode} mode). Ctrl-C to stop.`,
       );

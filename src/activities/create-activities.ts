@@ -31,10 +31,21 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
 import { runIsGone } from './run-is-gone.js';
+import { runWorkspaceActivities } from './run-workspace-activities.js';
 
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
 export interface ActivityDependencies {
   registry: ToolRegistry;
+  /**
+   * The registry a run's calls are served from, when each run has its own workspace: its tools bound
+   * to that workspace. `registry` (the same tools, described) when absent.
+   */
+  registryFor?: (workflowId: string) => Promise<ToolRegistry>;
+  /**
+   * Set when each run's workspace lies on this worker alone: `openWorkspace` makes it and names the
+   * worker's own task queue (`ownQueue`, known once that worker polls), where the run sends its calls.
+   */
+  workspaceAffinity?: { failoverSeconds: number; ownQueue: () => string | undefined };
   openai: OpenAI;
   /** Model used when a run names none. */
   defaultModel: string;
@@ -77,6 +88,7 @@ export function createActivities(dependencies: ActivityDependencies) {
   const host = safeHost(openai.baseURL);
   const agents = describeAgents(dependencies.agents ?? [], registry);
   const ownerOf = toolOwners(dependencies.agents ?? []);
+  const { runRegistry, openWorkspace } = runWorkspaceActivities(dependencies, logger);
 
   const activities = {
     /**
@@ -108,6 +120,9 @@ export function createActivities(dependencies: ActivityDependencies) {
         ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
         ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
         ...(agent !== undefined ? { agent } : {}),
+        ...(dependencies.workspaceAffinity !== undefined
+          ? { workspaceAffinity: { failoverSeconds: dependencies.workspaceAffinity.failoverSeconds } }
+          : {}),
       };
       // An MCP server writes its own descriptions and schemas: a list too big for one payload must
       // fail the run's start clearly, not wedge it on a refused activity result.
@@ -221,6 +236,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       const run = context.info.isLocal
         ? (work: (beat: Beat) => Promise<Observation | ApprovalRequired>) => work(() => undefined)
         : withHeartbeats;
+      const tools = await runRegistry(workflowId);
       const result = await run((heartbeat) =>
         executeUnlessApprovalNeeded(
           {
@@ -233,7 +249,7 @@ export function createActivities(dependencies: ActivityDependencies) {
             heartbeat,
           },
           {
-            registry,
+            registry: tools,
             sanitizer,
             logger: logger(),
             idempotencyStore: dependencies.idempotencyStore,
@@ -251,6 +267,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     [ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
     [ACTIVITY_NAMES.callModel]: activities.callModel,
     [ACTIVITY_NAMES.executeTool]: activities.executeTool,
+    [ACTIVITY_NAMES.openWorkspace]: openWorkspace,
     [LEGACY_ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
     [LEGACY_ACTIVITY_NAMES.callModel]: activities.callModel,
     [LEGACY_ACTIVITY_NAMES.executeTool]: activities.executeTool,

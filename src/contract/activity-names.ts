@@ -6,6 +6,7 @@ export const ACTIVITY_NAMES = {
   describeWorker: 'keel.describeWorker',
   callModel: 'keel.callModel',
   executeTool: 'keel.executeTool',
+  openWorkspace: 'keel.openWorkspace',
 } as const;
 
 /** The unprefixed names runs recorded before the prefix still schedule, and workers still answer. */
@@ -13,6 +14,8 @@ export const LEGACY_ACTIVITY_NAMES = {
   describeWorker: 'describeWorker',
   callModel: 'callModel',
   executeTool: 'executeTool',
+  // Added after the prefix: no run ever scheduled it under another name.
+  openWorkspace: 'keel.openWorkspace',
 } as const;
 
 /** One of Keel's activities. */

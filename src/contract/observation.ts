@@ -14,6 +14,7 @@ export const ObservationError = z.enum([
   'not_executed',
   'rejected',
   'approval_timeout',
+  'workspace_lost',
 ]);
 export type ObservationError = z.infer<typeof ObservationError>;
 

@@ -38,5 +38,11 @@ export const WorkerProfile = z.object({
   agents: z.array(AgentName).optional(),
   /** The agent the run asked for, when the worker has it. */
   agent: AgentProfile.optional(),
+  /**
+   * Set when each run's workspace lies on the worker that made it (per-run workspaces, not shared):
+   * a run sends its tool calls to that worker's own task queue, and one not picked up there within
+   * `failoverSeconds` means that worker, and the workspace with it, is gone.
+   */
+  workspaceAffinity: z.object({ failoverSeconds: z.number().positive() }).optional(),
 });
 export type WorkerProfile = z.infer<typeof WorkerProfile>;

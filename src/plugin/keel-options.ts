@@ -8,6 +8,7 @@ import { McpServerList } from '../mcp/server-config.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { Workspace } from '../tools/workspace.js';
+import { gitUrlProblem } from '../tools/run-workspace-seed.js';
 
 /** An object with the given methods: for the parts of the options that are code, not data. */
 function hasMethods<T>(what: string, ...methods: string[]) {
@@ -78,6 +79,48 @@ export const KeelOptions = z.strictObject({
   enabledTools: z.array(z.string()).readonly().optional(),
   /** The directory the built-in file tools work in, and which Keel's own records must stay out of. */
   workspace: z.string().min(1).optional(),
+  /**
+   * One workspace per run (`KEEL_WORKSPACE_MODE=per-run`) instead of the one `workspace` all runs share:
+   * `<root>/<workflow id, made safe>`, made on the run's first tool call from `seed`, kept across a
+   * session's messages and continue-as-new, and removed once its run has ended and it went unused for
+   * `retentionSeconds`. A `tools` function is then called once per run, with that run's workspace.
+   */
+  runWorkspaces: z
+    .strictObject({
+      /** The directory holding the runs' workspaces (`KEEL_WORKSPACES_DIR`); created when missing. */
+      root: z.string().min(1),
+      /** What a new workspace starts as: empty (the default), a copy of a directory, or a git clone. */
+      seed: z
+        .discriminatedUnion('kind', [
+          z.strictObject({ kind: z.literal('empty') }),
+          z.strictObject({ kind: z.literal('directory'), path: z.string().min(1) }),
+          z.strictObject({
+            kind: z.literal('git'),
+            url: z.string().superRefine((url, context) => {
+              const problem = gitUrlProblem(url);
+              if (problem !== undefined)
+                context.addIssue({ code: 'custom', message: `the git URL: ${problem}` });
+            }),
+          }),
+        ])
+        .default({ kind: 'empty' }),
+      /** How long an ended run's workspace is kept after its last use (`KEEL_WORKSPACE_RETENTION_SECONDS`). */
+      retentionSeconds: z.number().nonnegative().default(86_400),
+      /** How often the worker looks for workspaces to remove, besides once at start. */
+      sweepIntervalSeconds: z.number().positive().default(600),
+      /**
+       * Whether every worker of the task queue sees the same `root` (`KEEL_WORKSPACES_SHARED`, a network
+       * file system): then any worker serves any run's calls. Else a run's calls go to the worker that
+       * made its workspace, through that worker's own task queue `<task queue>/<worker id>`.
+       */
+      shared: z.boolean().default(false),
+      /**
+       * How long a call waits on the holding worker's queue before the run takes that worker, and the
+       * workspace, for lost (`KEEL_WORKSPACE_FAILOVER_SECONDS`): the model is told, a new one is made.
+       */
+      failoverSeconds: z.number().positive().default(30),
+    })
+    .optional(),
   /** What the file tools may read but never write (`KEEL_WORKSPACE_PROTECT`); `.git` and `.keel` when absent. */
   workspaceProtect: z.array(z.string()).readonly().optional(),
   /** The local server's data directory when the CLI runs it: refused inside the workspace unprotected. */

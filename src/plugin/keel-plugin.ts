@@ -7,6 +7,8 @@ import { formatIssues } from '../contract/format-issues.js';
 import { KeelOptions } from './keel-options.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
 import { prepareActivities } from './prepare.js';
+import { runIsOpenIn, startSweeping } from './workspace-sweeper.js';
+import { startOwnQueue } from './own-queue-worker.js';
 import type { Prepared } from './prepare.js';
 
 /**
@@ -21,8 +23,8 @@ export class KeelPlugin extends SimplePlugin {
   /** The options, checked and with their defaults. */
   readonly keelOptions: ResolvedKeelOptions;
   #prepared: Promise<Prepared> | undefined;
-  /** Whether {@link prepare} has finished, so a worker may start polling without waiting a tick. */
-  #ready = false;
+  /** What {@link prepare} made once it has finished, so a worker may start polling without waiting a tick. */
+  #ready: Prepared | undefined;
   /** Workers running with this plugin: the MCP servers stop when the last one does. */
   #running = 0;
 
@@ -53,7 +55,7 @@ export class KeelPlugin extends SimplePlugin {
     // A failed preparation is not kept: the next call (a retry once the MCP server is up) tries again.
     this.#prepared ??= prepareActivities(this.keelOptions).then(
       (prepared) => {
-        this.#ready = true;
+        this.#ready = prepared;
         return prepared;
       },
       (error: unknown) => {
@@ -71,7 +73,7 @@ export class KeelPlugin extends SimplePlugin {
   async close(): Promise<void> {
     const prepared = this.#prepared;
     this.#prepared = undefined;
-    this.#ready = false;
+    this.#ready = undefined;
     await (await prepared?.catch(() => undefined))?.close();
   }
 
@@ -80,11 +82,21 @@ export class KeelPlugin extends SimplePlugin {
     // Already prepared (createKeelWorker, or `await plugin.prepare()` first): poll at once. Waiting even
     // a tick would let a `worker.runUntil` whose body ends first find the worker not yet running and
     // never shut it down.
-    if (!this.#ready) await this.prepare();
+    const prepared = this.#ready ?? (await this.prepare());
     this.#running += 1;
+    const sweeper = sweeperFor(prepared, worker, this.keelOptions);
+    const own = await startOwnQueue(prepared, worker, this.keelOptions.logger ?? console).catch(
+      async (error: unknown) => {
+        await sweeper?.stop();
+        this.#running -= 1;
+        throw error;
+      },
+    );
     try {
       await super.runWorker(worker, next);
     } finally {
+      await own?.stop();
+      await sweeper?.stop();
       this.#running -= 1;
       // A failure to stop an MCP server must not hide how the worker itself ended.
       if (this.#running === 0)
@@ -95,6 +107,20 @@ export class KeelPlugin extends SimplePlugin {
         });
     }
   }
+}
+
+/** Removes the workspaces of ended runs while the worker runs, when each run has its own. */
+function sweeperFor(prepared: Prepared, worker: Worker, options: ResolvedKeelOptions) {
+  const settings = options.runWorkspaces;
+  const connection = worker.connection;
+  if (prepared.workspaces === undefined || settings === undefined || connection === undefined)
+    return undefined;
+  return startSweeping(
+    prepared.workspaces,
+    runIsOpenIn(connection, worker.options.namespace),
+    settings.sweepIntervalSeconds,
+    options.logger ?? console,
+  );
 }
 
 /** Marks the activities this plugin adds, so a second registration of Keel (plugin on the connection too) is no clash. */
@@ -122,7 +148,7 @@ function withKeelActivities(
     const forward = Object.assign(
       async (...args: unknown[]): Promise<unknown> => {
         const { activities } = await prepared();
-        return (activities[name] as (...args: unknown[]) => Promise<unknown>)(...args);
+        return (activities[ACTIVITY_NAMES[name]] as (...args: unknown[]) => Promise<unknown>)(...args);
       },
       { [KEEL_ACTIVITY]: true as const },
     );

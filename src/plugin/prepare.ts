@@ -16,11 +16,20 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { ToolSource } from '../tools/registry.js';
 import { refuseUnprotectedKeelDirectories } from '../tools/workspace-keel-state.js';
 import type { ResolvedKeelOptions } from './keel-options.js';
+import type { RunWorkspaces } from '../tools/run-workspaces.js';
+import { openRunWorkspaceTools } from './run-workspace-tools.js';
 
 /** Keel's activities once their dependencies are ready, and what must be closed with the worker. */
 export interface Prepared {
   /** The activities, keyed by their short names. */
   activities: ReturnType<typeof createActivities>;
+  /** The runs' workspaces, when each run has its own (`runWorkspaces`): the worker sweeps them. */
+  workspaces?: RunWorkspaces;
+  /**
+   * When those lie on this worker alone: tells the activities the worker's own task queue, which the
+   * worker then polls for the calls of the runs whose workspaces it holds.
+   */
+  serveOwnQueue?: (taskQueue: string) => void;
   /** Stops the MCP server processes and sessions. */
   close(): Promise<void>;
 }
@@ -48,41 +57,36 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
 }
 
 async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undefined): Promise<Prepared> {
+  const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
+  const keelDirectories = [
+    ...(options.idempotencyStore && options.stateDirectory === undefined
+      ? []
+      : [
+          { variable: 'KEEL_STATE_DIR', path: stateDirectory, holds: "the worker's records of side effects" },
+        ]),
+    ...(options.dataDirectory === undefined
+      ? []
+      : [{ variable: 'KEEL_DATA_DIR', path: options.dataDirectory, holds: "the local server's database" }]),
+  ];
+  const perRun =
+    options.runWorkspaces === undefined
+      ? undefined
+      : await openRunWorkspaceTools(options, options.runWorkspaces, keelDirectories);
   // A worker has a workspace only when it says so: a library worker with its own tools needs none.
   const workspace =
-    options.workspace === undefined && typeof options.tools !== 'function'
+    perRun !== undefined || (options.workspace === undefined && typeof options.tools !== 'function')
       ? undefined
       : await openWorkspace(options.workspace ?? process.cwd(), options.workspaceProtect);
   const tools =
-    typeof options.tools === 'function'
-      ? options.tools(workspace!.opened)
-      : (options.tools ?? workspace?.files ?? []);
-  const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
+    perRun !== undefined
+      ? perRun.described
+      : typeof options.tools === 'function'
+        ? options.tools(workspace!.opened)
+        : (options.tools ?? workspace?.files ?? []);
   if (workspace !== undefined) {
-    await refuseUnprotectedKeelDirectories(
-      workspace.opened,
-      [
-        ...(options.idempotencyStore && options.stateDirectory === undefined
-          ? []
-          : [
-              {
-                variable: 'KEEL_STATE_DIR',
-                path: stateDirectory,
-                holds: "the worker's records of side effects",
-              },
-            ]),
-        ...(options.dataDirectory === undefined
-          ? []
-          : [
-              {
-                variable: 'KEEL_DATA_DIR',
-                path: options.dataDirectory,
-                holds: "the local server's database",
-              },
-            ]),
-      ],
-      { commands: tools.some((tool) => tool.name === 'run_command') },
-    );
+    await refuseUnprotectedKeelDirectories(workspace.opened, keelDirectories, {
+      commands: tools.some((tool) => tool.name === 'run_command'),
+    });
   }
   const apiKey = options.openai.apiKey;
   const sanitizer = createSanitizer({
@@ -95,6 +99,7 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
     ],
     paths: [
       ...(workspace === undefined ? [] : [{ path: workspace.opened.root, label: '.' }]),
+      ...(perRun === undefined ? [] : [{ path: perRun.workspaces.root, label: '<workspaces>' }]),
       { path: process.cwd(), label: '<worker>' },
       { path: homedir(), label: '~' },
     ],
@@ -102,12 +107,21 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
   // MCP tools are chosen by each server's `allowTools`, not by `enabledTools`; a server that cannot
   // be reached at start is a configuration error, later only a warning (its last listing stays).
   const sources = mcp === undefined ? [] : [await mcpToolSource(mcp, options.logger ?? console)];
+  const registryOf = (offered: readonly Tool[]): ToolRegistry =>
+    new ToolRegistry(enableTools(offered, options.enabledTools), sources);
+  // Workspaces on this worker's disk alone pin each run's calls to it (see `serveOwnQueue`).
+  const pinned = options.runWorkspaces?.shared === false ? options.runWorkspaces : undefined;
+  let ownQueue: string | undefined;
   let registry: ToolRegistry;
   let activities: Prepared['activities'];
   try {
-    registry = new ToolRegistry(enableTools(tools, options.enabledTools), sources);
+    registry = registryOf(tools);
     activities = createActivities({
       registry,
+      ...(perRun ? { registryFor: (workflowId: string) => perRun.registryFor(workflowId, registryOf) } : {}),
+      ...(pinned
+        ? { workspaceAffinity: { failoverSeconds: pinned.failoverSeconds, ownQueue: () => ownQueue } }
+        : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.budgets ? { budgets: options.budgets } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
@@ -128,7 +142,18 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
     // A bad tool or agent definition is the operator's to fix, like any other setting.
     throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
   }
-  return { activities, close: async () => mcp?.close() };
+  return {
+    activities,
+    ...(perRun ? { workspaces: perRun.workspaces } : {}),
+    ...(pinned
+      ? {
+          serveOwnQueue: (taskQueue: string) => {
+            ownQueue = taskQueue;
+          },
+        }
+      : {}),
+    close: async () => mcp?.close(),
+  };
 }
 
 /** The worker's workspace and the file tools bound to it, opened once at start. */

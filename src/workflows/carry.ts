@@ -43,5 +43,7 @@ export const Carried = z.object({
   conversation: ConversationSnapshot.optional(),
   /** An endSession update arrived. */
   ending: z.boolean(),
+  /** The task queue of the worker holding the run's workspace, when its worker pins workspaces. */
+  workspaceQueue: z.string().optional(),
 });
 export type Carried = z.infer<typeof Carried>;

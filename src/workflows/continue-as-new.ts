@@ -66,6 +66,7 @@ export async function continueAsNewNow(run: RunContext, next: NextInput): Promis
     next,
     queue: run.queue.splice(0),
     ending: run.flags.ending,
+    ...(run.workspace?.queue !== undefined ? { workspaceQueue: run.workspace.queue } : {}),
     ...(run.conversation !== null
       ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
       : {}),

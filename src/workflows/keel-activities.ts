@@ -26,6 +26,7 @@ export interface KeelActivityStubs {
   describeWorker: KeelActivities[typeof ACTIVITY_NAMES.describeWorker];
   callModel: KeelActivities[typeof ACTIVITY_NAMES.callModel];
   executeTool: KeelActivities[typeof ACTIVITY_NAMES.executeTool];
+  openWorkspace: KeelActivities[typeof ACTIVITY_NAMES.openWorkspace];
 }
 
 /** Keel's activities with `options`, scheduled under the execution's names for them. */
@@ -44,5 +45,6 @@ function stubsFor(names: ActivityNames, stubs: KeelActivities): KeelActivityStub
     describeWorker: stubs[names.describeWorker],
     callModel: stubs[names.callModel],
     executeTool: stubs[names.executeTool],
+    openWorkspace: stubs[names.openWorkspace],
   };
 }

@@ -1,3 +1,4 @@
+import type { WorkspaceRoute } from './workspace-route.js';
 import type { AgentStamp } from '../contract/agent-profile.js';
 import type { RunBudgets, RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunState } from '../contract/run-state.js';
@@ -51,6 +52,8 @@ export interface RunContext {
   /** Bytes the observations of one turn may take, so a model request stays within one payload. */
   observationBudget: number;
   flags: RunFlags;
+  /** Where the run's workspace is, when its worker pins workspaces (see `WORKSPACE_AFFINITY_PATCH`). */
+  workspace: WorkspaceRoute | undefined;
 }
 
 /** What changes between steps besides the state. */

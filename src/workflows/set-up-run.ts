@@ -1,4 +1,5 @@
 import { CancellationScope, patched, sleep, workflowInfo } from '@temporalio/workflow';
+import { workspaceRoute } from './workspace-route.js';
 import {
   DEFAULT_INSTRUCTIONS,
   PAYLOAD_BYTES_LIMIT,
@@ -134,6 +135,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
       jsonBytes(input.instructions ?? DEFAULT_INSTRUCTIONS) -
       QUEUED_MESSAGES_BYTES_LIMIT,
     flags,
+    workspace: workspaceRoute(profile, carried?.workspaceQueue),
   };
   updateCost(run);
   startTimeBudget(run);

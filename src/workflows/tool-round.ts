@@ -16,6 +16,8 @@ import type { ActivityNames } from './keel-activities.js';
 import { ownValue } from './own-value.js';
 import { preview, recordApproval, recordObservation } from './progress.js';
 import { toolCallSummary } from './tool-summary.js';
+import { isWorkspaceLost, workspaceLost, workspaceQueue } from './workspace-route.js';
+import type { WorkspaceRoute } from './workspace-route.js';
 
 /** What running one turn's calls needs from the loop. */
 export interface ToolRound {
@@ -26,6 +28,8 @@ export interface ToolRound {
   approvals: Approvals;
   /** The names this execution schedules Keel's activities under. */
   names: ActivityNames;
+  /** Where the run's workspace is, when calls must go to the worker holding it. */
+  workspace: WorkspaceRoute | undefined;
   outOfTime(): boolean;
   publish(attributes?: { status?: string } | false): void;
 }
@@ -52,20 +56,29 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
       maximumAttempts: TOOL_MAX_ATTEMPTS,
     };
     const startToCloseTimeout = `${timeoutSeconds + TOOL_ACTIVITY_GRACE_SECONDS}s` as const;
+    const route = round.workspace;
     // A fast read-only tool may run as a local activity: no task round trip, no heartbeats needed.
-    const { executeTool } =
-      byName.get(call.name)?.local === true && mode === 'never'
-        ? keelLocalActivities(round.names, {
-            startToCloseTimeout,
-            retry,
-            summary: toolCallSummary(call),
-          })
-        : keelActivities(round.names, {
-            startToCloseTimeout,
-            heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
-            retry,
-            summary: toolCallSummary(call),
-          });
+    // Not where workspaces are pinned: the workflow's worker need not be the one holding it.
+    const local = byName.get(call.name)?.local === true && mode === 'never' && route === undefined;
+    const queue =
+      route === undefined
+        ? undefined
+        : await workspaceQueue(route, round.names, limits.heartbeatTimeoutSeconds);
+    const { executeTool } = local
+      ? keelLocalActivities(round.names, {
+          startToCloseTimeout,
+          retry,
+          summary: toolCallSummary(call),
+        })
+      : keelActivities(round.names, {
+          startToCloseTimeout,
+          heartbeatTimeout: `${limits.heartbeatTimeoutSeconds}s`,
+          retry,
+          summary: toolCallSummary(call),
+          ...(queue !== undefined && route !== undefined
+            ? { taskQueue: queue, scheduleToStartTimeout: `${route.failoverSeconds}s` }
+            : {}),
+        });
     const execute = (toRun: ToolCall, approval?: ToolRequest['approval']) =>
       executeTool({
         call: toRun,
@@ -75,13 +88,19 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
         ...(approval !== undefined ? { approval } : {}),
       });
     let observation: Observation;
-    if (mode === 'never') {
-      observation = asObservation(await execute(call));
-    } else {
-      // The worker checks the arguments first (nobody is asked to approve a malformed call) and, for a
-      // conditional tool, whether these arguments need approval at all.
-      const checked = await execute(call, mode === 'always' ? 'require' : 'check');
-      observation = 'approvalRequired' in checked ? await decideAndRun(call, round, execute) : checked;
+    try {
+      if (mode === 'never') {
+        observation = asObservation(await execute(call));
+      } else {
+        // The worker checks the arguments first (nobody is asked to approve a malformed call) and, for a
+        // conditional tool, whether these arguments need approval at all.
+        const checked = await execute(call, mode === 'always' ? 'require' : 'check');
+        observation = 'approvalRequired' in checked ? await decideAndRun(call, round, execute) : checked;
+      }
+    } catch (error) {
+      // The holder of the workspace is gone: the run goes on, and the model hears what was lost.
+      if (route === undefined || queue === undefined || !isWorkspaceLost(error)) throw error;
+      observation = workspaceLost(route, queue, call.callId);
     }
     state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
     recordObservation(state, call, observation);

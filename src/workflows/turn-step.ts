@@ -84,6 +84,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
         state,
         approvals: run.approvals,
         names: run.names,
+        workspace: run.workspace,
         outOfTime: () => run.flags.outOfTime,
         publish: (attributes) => publish(run, attributes),
       });

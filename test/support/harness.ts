@@ -67,6 +67,8 @@ export interface TestWorkerOptions {
   model: ScriptedModel;
   tools?: readonly Tool[];
   workspace?: string;
+  /** One workspace per run instead of the shared `workspace` (then none is made for the worker). */
+  runWorkspaces?: KeelWorkerOptions['runWorkspaces'];
   /** The worker's state directory (side-effect records); a fresh temporary one when absent. */
   stateDirectory?: string;
   taskQueue?: string;
@@ -100,7 +102,9 @@ export async function startTestWorker(
     connection: server.connection,
     namespace: inject('temporalNamespace'),
     taskQueue,
-    workspace: options.workspace ?? (await temporaryWorkspace()),
+    ...(options.runWorkspaces
+      ? { runWorkspaces: options.runWorkspaces }
+      : { workspace: options.workspace ?? (await temporaryWorkspace()) }),
     stateDirectory: options.stateDirectory ?? (await mkdtemp(path.join(tmpdir(), 'keel-state-'))),
     openai: createOpenAIClient({ apiKey: TEST_API_KEY, baseURL: options.model.url }),
     defaultModel: options.defaultModel ?? 'scripted-model',

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { RunInputArgs } from '../../src/contract/run-input.js';
 import type { Tool } from '../../src/tools/define-tool.js';
 import { createReadFileTool } from '../../src/tools/builtin/read-file.js';
@@ -30,8 +32,11 @@ export interface RecordedScenario {
   /** For a run that continues as new: record its first execution instead of its last. */
   firstExecution?: boolean;
   /** The worker's configuration beyond its tools (budgets, prices). */
-  worker?: Pick<TestWorkerOptions, 'budgets' | 'prices'>;
+  worker?: Pick<TestWorkerOptions, 'budgets' | 'prices' | 'runWorkspaces'>;
 }
+
+/** Where the recorded runs with workspaces of their own keep them: one directory per recording. */
+const runWorkspacesRoot = path.join(tmpdir(), `keel-recorded-runs-${process.pid}`);
 
 /** Every workflow path worth guarding against non-deterministic changes. */
 export const recordedScenarios: RecordedScenario[] = [
@@ -279,5 +284,30 @@ export const recordedScenarios: RecordedScenario[] = [
       reply.text('done'),
     ],
     tools: () => ({ tools: [echoTool] }),
+  },
+  {
+    // The worker keeps each run's workspace on its own disk: calls go to its own task queue.
+    name: 'workspace-pinned',
+    input: { task: 'Echo' },
+    steps: [reply.calls({ name: 'echo', arguments: { text: 'pinned' } }), reply.text('pinned')],
+    tools: () => ({ tools: [echoTool] }),
+    worker: { runWorkspaces: { root: runWorkspacesRoot } },
+  },
+  {
+    // The worker holding the workspace stops mid-call: nobody takes the retry from its queue, the
+    // model is told the workspace is lost, and the run ends on another worker.
+    name: 'workspace-lost',
+    input: { task: 'Block', heartbeatTimeoutSeconds: 2 },
+    steps: [reply.calls({ name: 'block', arguments: { label: 'w' } }), reply.text('lost it')],
+    tools: () => {
+      const blocking = blockingTool();
+      return {
+        tools: [blocking.tool],
+        started: blocking.started.promise,
+        release: () => blocking.release.resolve('released'),
+      };
+    },
+    worker: { runWorkspaces: { root: runWorkspacesRoot, failoverSeconds: 1 } },
+    restartWorker: true,
   },
 ];

@@ -27,7 +27,7 @@ export interface WorkerProcessOptions {
    * frozen worker with one slot cannot swallow the retries of the activity it holds.
    */
   maxConcurrentActivities?: number;
-  /** More variables of the production configuration (e.g. `KEEL_IDEMPOTENCY_STORE`). */
+  /** More variables of the production configuration (`KEEL_IDEMPOTENCY_STORE`, `KEEL_WORKSPACE_MODE`, ...). */
   environment?: Record<string, string>;
 }
 
@@ -65,7 +65,9 @@ export class WorkerProcess {
         OPENAI_API_KEY: options.apiKey,
         KEEL_MODEL: 'scripted-model',
         KEEL_MODEL_MODE: options.modelMode ?? 'background',
-        KEEL_WORKSPACE: options.workspace,
+        ...(options.environment?.KEEL_WORKSPACE_MODE === 'per-run'
+          ? {}
+          : { KEEL_WORKSPACE: options.workspace }),
         KEEL_STATE_DIR: options.stateDirectory,
         KEEL_SHUTDOWN_GRACE_SECONDS: String(options.shutdownGraceSeconds ?? 0),
         KEEL_TEST_BUNDLE: options.bundlePath,

@@ -5,6 +5,7 @@
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { workerConfigFromEnvironment } from '../../../src/config.js';
+import { fileTools } from '../../../src/tools/builtin/file-tools.js';
 import { runWorker } from '../../../src/worker.js';
 import { emit } from './events.js';
 import { processTools } from './tools.js';
@@ -18,7 +19,10 @@ const bundlePath = process.env.KEEL_TEST_BUNDLE;
 const maxActivities = process.env.KEEL_TEST_MAX_ACTIVITIES;
 const config = workerConfigFromEnvironment();
 await runWorker(config, {
-  tools: processTools(config.workspace),
+  // With a workspace per run, each run gets the file tools too, and keeps its release marks there.
+  tools: config.runWorkspaces
+    ? (workspace) => [...fileTools(workspace), ...processTools(workspace.root)]
+    : processTools(config.workspace),
   ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}),
   ...(maxActivities ? { workerOptions: { maxConcurrentActivityTaskExecutions: Number(maxActivities) } } : {}),
   onReady: () => emit('worker-ready'),
