@@ -9,6 +9,7 @@ import { unreachableTemporal } from './config-error.js';
 import type { WorkerConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { createOpenAIClient } from './model/client.js';
+import { urlPassword } from './postgres-url.js';
 import { secretsFromEnvironment } from './safety/sanitize.js';
 import { registerSearchAttributes } from './search-attributes-setup.js';
 import { fileTools } from './tools/builtin/file-tools.js';
@@ -69,8 +70,12 @@ export async function checkRunCommandSandbox(
 }
 
 /** Secrets in the configuration that live outside the worker's own environment variables. */
-export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand'>): string[] {
-  return secretsFromEnvironment(config.runCommand?.environment ?? {});
+export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand' | 'modelPacing'>): string[] {
+  const store = config.modelPacing.store === undefined ? undefined : urlPassword(config.modelPacing.store);
+  return [
+    ...secretsFromEnvironment(config.runCommand?.environment ?? {}),
+    ...(store === undefined ? [] : [store]),
+  ];
 }
 
 /** Path of the workflow entry point, next to this file (`.ts` under tsx or vitest, `.js` once built). */
