@@ -87,8 +87,10 @@ export class PgModelLimiter implements ModelPacer {
     this.#sleep = options.sleep ?? abortableSleep;
     this.#logger = options.logger ?? console;
     this.#pool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 10_000 });
-    // An idle client whose server went away must not crash the worker: the next query reconnects.
+    // A connection whose server went away must not crash the worker: its queries fail (and say so),
+    // the pool drops it, and the next transaction connects again.
     this.#pool.on('error', () => undefined);
+    this.#pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /** Creates the tables when missing; a database that cannot be used is a ConfigError naming the setting. */
@@ -119,8 +121,8 @@ export class PgModelLimiter implements ModelPacer {
     }
     const permit = this.#permit(id, estimatedTokens);
     if (signal?.aborted) {
-      // Aborted while the grant was on its way: hold nothing.
-      await permit.release();
+      // Aborted while the grant was on its way: hold nothing, and spend nothing, as no call was made.
+      await permit.release(0);
       throw abortReason(signal);
     }
     return permit;
@@ -238,12 +240,16 @@ export class PgModelLimiter implements ModelPacer {
         );
       const result = await work(client, now);
       await client.query('COMMIT');
+      client.release();
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A failed ROLLBACK means a broken connection: the pool must not hand it out again.
+      const rolledBack = await client.query('ROLLBACK').then(
+        () => true,
+        () => false,
+      );
+      client.release(rolledBack ? undefined : true);
       throw error;
-    } finally {
-      client.release();
     }
   }
 
@@ -256,11 +262,10 @@ export class PgModelLimiter implements ModelPacer {
         await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, SCHEMA_LOCK]);
         await client.query(SCHEMA);
         await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
         client.release();
+      } catch (error) {
+        client.release(true);
+        throw error;
       }
     })().catch((error: unknown) => {
       this.#schema = undefined;

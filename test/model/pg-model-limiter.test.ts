@@ -15,8 +15,7 @@ let pools = 0;
 
 beforeAll(async () => {
   postgres = await startPostgres({ password: 'pacing-secret' });
-  admin = new pg.Client({ connectionString: postgres.url() });
-  await admin.connect();
+  admin = await connectAdmin();
 }, 120_000);
 
 afterAll(async () => {
@@ -39,6 +38,14 @@ function limiter(options: Omit<PgModelLimiterOptions, 'url'>): PgModelLimiter {
   const created = new PgModelLimiter({ url: postgres.url(), waitTickMs: 5, ...options });
   opened.push(created);
   return created;
+}
+
+/** The test's own connection, for looking at the tables; the database is killed once on purpose. */
+async function connectAdmin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: postgres.url() });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
 }
 
 /** Leases in the table for `pool`, expired or not: what a crashed or aborted caller may leave behind. */
@@ -265,6 +272,31 @@ describe('PgModelLimiter', () => {
   it('creates its tables once when many workers start together', async () => {
     const pool = freshPool();
     await Promise.all(Array.from({ length: 6 }, () => limiter({ pool, maxConcurrent: 1 }).start()));
+    expect(await leaseRows(pool)).toBe(0);
+  });
+
+  it('fails a waiting call with an error naming the setting, not the password, once the database is gone', async () => {
+    const pool = freshPool();
+    const [a, b] = [limiter({ pool, maxConcurrent: 1 }), limiter({ pool, maxConcurrent: 1 })];
+    const held = await a.acquire(1);
+    const wait = firstWait();
+    const waiting = b.acquire(1, { onWait: wait.onWait }).then(ok, failed);
+    await wait.refused;
+    await postgres.kill();
+    try {
+      const { error } = await waiting;
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain('KEEL_MODEL_PACING_STORE');
+      expect((error as Error).message).toContain(':***@127.0.0.1');
+      expect((error as Error).message).not.toContain('pacing-secret');
+    } finally {
+      await postgres.start();
+      await admin.end().catch(() => undefined);
+      admin = await connectAdmin();
+    }
+    // Back again: the same limiters connect anew, and the slot given back is free.
+    await held.release();
+    await (await b.acquire(1)).release();
     expect(await leaseRows(pool)).toBe(0);
   });
 

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config-error.js';
 import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
+import { freePort } from '../support/free-port.js';
 import { deferred } from '../support/deferred.js';
 import type { Deferred } from '../support/deferred.js';
 import { connectTestServer, startTestWorker } from '../support/harness.js';
@@ -71,6 +73,25 @@ describe('model call pacing shared through PostgreSQL', () => {
       }
     } finally {
       for (const hold of holds) hold?.resolve();
+      await model.close();
+    }
+  });
+
+  it('does not start a worker whose pacing store cannot be reached, naming the setting and not the password', async () => {
+    const model = await ScriptedModel.start(() => reply.text('unused'));
+    try {
+      const store = `postgres://keel:do-not-show-me@127.0.0.1:${await freePort()}/keel`;
+      const refused = await startTestWorker(servers[0]!, {
+        model,
+        modelPacing: { maxConcurrent: 1, store, pool: 'unreachable' },
+      }).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(refused).toBeInstanceOf(ConfigError);
+      expect(refused?.message).toContain('KEEL_MODEL_PACING_STORE');
+      expect(refused?.message).not.toContain('do-not-show-me');
+    } finally {
       await model.close();
     }
   });
