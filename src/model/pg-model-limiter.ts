@@ -3,6 +3,7 @@ import pg from 'pg';
 import { ConfigError } from '../config-error.js';
 import { redactUrl } from '../postgres-url.js';
 import type { ModelPacer, ModelPacerPermit } from './model-pacer.js';
+import { bucketTokens, createTables, liveLeases, PACING_LOCK_CLASS, setBucket } from './pg-pacing-tables.js';
 import { abortableSleep, abortReason, DEFAULT_WAIT_TICK_MS } from './rate-limit.js';
 import type { AcquireOptions } from './rate-limit.js';
 
@@ -32,24 +33,6 @@ export interface PgModelLimiterOptions {
 
 /** Default time a slot outlives its holder's last renewal. */
 export const DEFAULT_LEASE_MS = 30_000;
-
-const MS_PER_MINUTE = 60_000;
-/** The first key of the two-key advisory locks: Keel's model pacing, apart from anybody else's locks. */
-const LOCK_CLASS = 0x6b65_656c; // "keel"
-const SCHEMA_LOCK = -1;
-
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS keel_model_pacing_leases (
-    pool text NOT NULL,
-    id text NOT NULL,
-    expires_at double precision NOT NULL,
-    PRIMARY KEY (pool, id)
-  );
-  CREATE TABLE IF NOT EXISTS keel_model_pacing_buckets (
-    pool text PRIMARY KEY,
-    tokens double precision NOT NULL,
-    refilled_at double precision NOT NULL
-  );`;
 
 /**
  * Paces model calls across every worker that shares a PostgreSQL database and a pool name, so that
@@ -131,8 +114,11 @@ export class PgModelLimiter implements ModelPacer {
   /** Slots in use now (expired leases not counted), and the tokens in the bucket (null when unpaced). */
   async stats(): Promise<{ inFlight: number; tokensAvailable: number | null }> {
     return this.#transaction(async (client, now) => {
-      const inFlight = await this.#liveLeases(client, now);
-      const tokens = this.#capacity === undefined ? null : Math.floor(await this.#bucket(client, now));
+      const inFlight = await liveLeases(client, this.#name, now);
+      const tokens =
+        this.#capacity === undefined
+          ? null
+          : Math.floor(await bucketTokens(client, this.#name, this.#capacity, now));
       return { inFlight, tokensAvailable: tokens };
     });
   }
@@ -146,13 +132,16 @@ export class PgModelLimiter implements ModelPacer {
 
   async #tryTake(id: string, estimatedTokens: number): Promise<boolean> {
     return this.#transaction(async (client, now) => {
-      if (this.#maxConcurrent !== undefined && (await this.#liveLeases(client, now)) >= this.#maxConcurrent)
+      if (
+        this.#maxConcurrent !== undefined &&
+        (await liveLeases(client, this.#name, now)) >= this.#maxConcurrent
+      )
         return false;
       if (this.#capacity !== undefined) {
-        const tokens = await this.#bucket(client, now);
+        const tokens = await bucketTokens(client, this.#name, this.#capacity, now);
         // A call estimated above the whole capacity goes through once the bucket is full, into debt.
         if (tokens < Math.min(estimatedTokens, this.#capacity)) return false;
-        await this.#setBucket(client, tokens - estimatedTokens, now);
+        await setBucket(client, this.#name, tokens - estimatedTokens, now);
       }
       await client.query('INSERT INTO keel_model_pacing_leases (pool, id, expires_at) VALUES ($1, $2, $3)', [
         this.#name,
@@ -180,9 +169,10 @@ export class PgModelLimiter implements ModelPacer {
                 id,
               ]);
               if (known && this.#capacity !== undefined) {
-                const tokens = await this.#bucket(client, now);
-                await this.#setBucket(
+                const tokens = await bucketTokens(client, this.#name, this.#capacity, now);
+                await setBucket(
                   client,
+                  this.#name,
                   Math.min(this.#capacity, tokens - (actualTokens - estimatedTokens)),
                   now,
                 );
@@ -231,7 +221,7 @@ export class PgModelLimiter implements ModelPacer {
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, this.#name]);
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PACING_LOCK_CLASS, this.#name]);
       const now =
         this.#now?.() ??
         Number(
@@ -253,59 +243,13 @@ export class PgModelLimiter implements ModelPacer {
     }
   }
 
-  /** Creates the tables once per limiter; concurrent first starts wait for each other on a lock. */
+  /** Creates the tables once per limiter; a failure is tried again by the next call. */
   #ensureSchema(): Promise<void> {
-    this.#schema ??= (async () => {
-      const client = await this.#pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, SCHEMA_LOCK]);
-        await client.query(SCHEMA);
-        await client.query('COMMIT');
-        client.release();
-      } catch (error) {
-        client.release(true);
-        throw error;
-      }
-    })().catch((error: unknown) => {
+    this.#schema ??= createTables(this.#pool).catch((error: unknown) => {
       this.#schema = undefined;
       throw error;
     });
     return this.#schema;
-  }
-
-  /** Frees the pool's expired leases and counts the rest. */
-  async #liveLeases(client: pg.PoolClient, now: number): Promise<number> {
-    await client.query('DELETE FROM keel_model_pacing_leases WHERE pool = $1 AND expires_at <= $2', [
-      this.#name,
-      now,
-    ]);
-    const result = await client.query<{ count: string }>(
-      'SELECT count(*) AS count FROM keel_model_pacing_leases WHERE pool = $1',
-      [this.#name],
-    );
-    return Number(result.rows[0]!.count);
-  }
-
-  /** The bucket's tokens as of `now`: full when the pool has none yet, refilled since it was last written. */
-  async #bucket(client: pg.PoolClient, now: number): Promise<number> {
-    const capacity = this.#capacity!;
-    const result = await client.query<{ tokens: number; refilled_at: number }>(
-      'SELECT tokens, refilled_at FROM keel_model_pacing_buckets WHERE pool = $1',
-      [this.#name],
-    );
-    const row = result.rows[0];
-    if (row === undefined) return capacity;
-    const refilled = (Math.max(0, now - row.refilled_at) * capacity) / MS_PER_MINUTE;
-    return Math.min(capacity, row.tokens + refilled);
-  }
-
-  async #setBucket(client: pg.PoolClient, tokens: number, now: number): Promise<void> {
-    await client.query(
-      `INSERT INTO keel_model_pacing_buckets (pool, tokens, refilled_at) VALUES ($1, $2, $3)
-       ON CONFLICT (pool) DO UPDATE SET tokens = EXCLUDED.tokens, refilled_at = EXCLUDED.refilled_at`,
-      [this.#name, tokens, now],
-    );
   }
 }
 
