@@ -132,11 +132,10 @@ export class PgModelLimiter implements ModelPacer {
 
   async #tryTake(id: string, estimatedTokens: number): Promise<boolean> {
     return this.#transaction(async (client, now) => {
-      if (
-        this.#maxConcurrent !== undefined &&
-        (await liveLeases(client, this.#name, now)) >= this.#maxConcurrent
-      )
-        return false;
+      // Counted (and expired leases swept) even without a concurrency limit, so that crashed
+      // holders' rows do not pile up.
+      const live = await liveLeases(client, this.#name, now);
+      if (this.#maxConcurrent !== undefined && live >= this.#maxConcurrent) return false;
       if (this.#capacity !== undefined) {
         const tokens = await bucketTokens(client, this.#name, this.#capacity, now);
         // A call estimated above the whole capacity goes through once the bucket is full, into debt.
