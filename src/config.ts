@@ -24,11 +24,11 @@ import {
 } from './env.js';
 import type { Variable } from './env.js';
 import { modelConfigFromEnvironment } from './model/config.js';
+import { describePostgresUrl, optionalPostgresUrl, SCHEMA_NAME } from './postgres-url.js';
 import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
 import type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
-import { describePostgresUrl, SCHEMA_NAME } from './tools/postgres-url.js';
 import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
 import {
   DEFAULT_WORKSPACE_FAILOVER_SECONDS,
@@ -70,8 +70,12 @@ export interface WorkerConfig {
   budgets: Partial<RunBudgets>;
   /** `KEEL_MODEL_PRICES`: US dollars per million tokens by model, for cost budgets and reports. */
   prices: Record<string, ModelPrice> | undefined;
-  /** `KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`: this worker's pacing of model calls. */
-  modelPacing: { maxConcurrent?: number; tokensPerMinute?: number };
+  /**
+   * `KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`: the pacing of model calls, this worker's own;
+   * with `KEEL_MODEL_PACING_STORE` (a postgres URL) shared by every worker of `KEEL_MODEL_PACING_POOL`
+   * (default: the task queue) on that database.
+   */
+  modelPacing: { maxConcurrent?: number; tokensPerMinute?: number; store?: string; pool?: string };
   /**
    * `KEEL_RUN_COMMAND_*`: the `run_command` tool, when `KEEL_RUN_COMMAND_ALLOW` lists programs; sandboxed
    * by bubblewrap unless `KEEL_RUN_COMMAND_SANDBOX=off`.
@@ -225,6 +229,8 @@ export const workerVariables = {
   ),
   KEEL_MODEL_CONCURRENCY: optionalNumber(1, true),
   KEEL_MODEL_TOKENS_PER_MINUTE: optionalNumber(1, true),
+  KEEL_MODEL_PACING_STORE: optionalPostgresUrl,
+  KEEL_MODEL_PACING_POOL: optionalText,
   KEEL_RUN_COMMAND_ALLOW: optionalList,
   KEEL_RUN_COMMAND_TIMEOUT_SECONDS: optionalNumber(1),
   KEEL_RUN_COMMAND_OUTPUT_CHARS: optionalNumber(100, true),
@@ -295,6 +301,12 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     modelPacing: {
       ...defined('maxConcurrent', values.KEEL_MODEL_CONCURRENCY),
       ...defined('tokensPerMinute', values.KEEL_MODEL_TOKENS_PER_MINUTE),
+      ...(values.KEEL_MODEL_PACING_STORE === undefined
+        ? {}
+        : {
+            store: values.KEEL_MODEL_PACING_STORE,
+            pool: values.KEEL_MODEL_PACING_POOL ?? values.KEEL_TASK_QUEUE,
+          }),
     },
     workspace: values.KEEL_WORKSPACE ?? process.cwd(),
     runWorkspaces: runWorkspacesConfig(values),

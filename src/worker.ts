@@ -17,7 +17,7 @@ import { createRunCommandTool } from './tools/builtin/run-command.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import { closeIdempotencyStore, openIdempotencyStore } from './tools/open-idempotency-store.js';
-import { postgresUrlPassword } from './tools/postgres-url.js';
+import { postgresUrlPassword } from './postgres-url.js';
 import type { Workspace } from './tools/workspace.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { workflowCode } from './prebuilt-bundle.js';
@@ -71,12 +71,16 @@ export async function checkRunCommandSandbox(
 }
 
 /** Secrets in the configuration that live outside the worker's own environment variables. */
-export function configuredSecrets(config: Pick<WorkerConfig, 'runCommand' | 'idempotencyStore'>): string[] {
+export function configuredSecrets(
+  config: Pick<WorkerConfig, 'runCommand' | 'idempotencyStore' | 'modelPacing'>,
+): string[] {
   const storePassword =
     config.idempotencyStore === undefined ? undefined : postgresUrlPassword(config.idempotencyStore.url);
+  const pacingPassword =
+    config.modelPacing.store === undefined ? undefined : postgresUrlPassword(config.modelPacing.store);
   return [
     ...secretsFromEnvironment(config.runCommand?.environment ?? {}),
-    ...(storePassword === undefined ? [] : [storePassword]),
+    ...[storePassword, pacingPassword].filter((password) => password !== undefined),
   ];
 }
 

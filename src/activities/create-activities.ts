@@ -13,7 +13,7 @@ import type { Agent } from '../agents/agent.js';
 import { toolOwners, visibleTools } from '../agents/agent-tools.js';
 import { describeAgents } from '../agents/describe-agents.js';
 import { estimateTokens } from '../model/rate-limit.js';
-import type { ModelCallLimiter } from '../model/rate-limit.js';
+import type { ModelPacer } from '../model/model-pacer.js';
 import type { Observation } from '../contract/observation.js';
 import type { WorkerProfile } from '../contract/tool-info.js';
 import type { ToolRequest } from '../contract/tool-request.js';
@@ -67,7 +67,7 @@ export interface ActivityDependencies {
   /** Model prices for cost budgets (`KEEL_MODEL_PRICES`). */
   prices?: Record<string, ModelPrice>;
   /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
-  modelLimiter?: ModelCallLimiter;
+  modelLimiter?: ModelPacer;
   /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
   agents?: readonly Agent[];
 }
@@ -220,7 +220,7 @@ export function createActivities(dependencies: ActivityDependencies) {
           ...(failure.retryAfterMs !== undefined ? { nextRetryDelay: failure.retryAfterMs } : {}),
         });
       } finally {
-        permit?.release(spent);
+        await permit?.release(spent);
       }
     },
 

@@ -229,14 +229,15 @@ function positiveInteger(
 }
 
 /** Why the wait ended: the signal's reason, which `abort()` without one sets to an AbortError anyway. */
-function abortReason(signal: AbortSignal): Error {
+export function abortReason(signal: AbortSignal): Error {
   return (
     (signal.reason as Error | undefined) ??
     new DOMException('The wait for a model call was aborted.', 'AbortError')
   );
 }
 
-function abortableSleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `milliseconds` with `setTimeout`, rejects with the reason once `signal` aborts. */
+export function abortableSleep(milliseconds: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(abortReason(signal));
     const onAbort = (): void => {

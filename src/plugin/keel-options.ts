@@ -140,11 +140,16 @@ export const KeelOptions = z.strictObject({
   budgets: RunBudgets.partial().optional(),
   /** US dollars per million tokens by model (`KEEL_MODEL_PRICES`), for cost budgets. */
   prices: z.record(z.string().min(1), ModelPrice).optional(),
-  /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
+  /**
+   * Paces model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`): this worker's own, or,
+   * with `store` (a postgres URL, `KEEL_MODEL_PACING_STORE`), shared by every worker of `pool` there.
+   */
   modelPacing: z
     .object({
       maxConcurrent: z.number().int().positive().optional(),
       tokensPerMinute: z.number().int().positive().optional(),
+      store: z.string().min(1).optional(),
+      pool: z.string().min(1).default('keel'),
     })
     .optional(),
   /** Whether the namespace has Keel's search attributes (see `registerSearchAttributes`). */

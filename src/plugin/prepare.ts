@@ -3,6 +3,8 @@ import path from 'node:path';
 import { createActivities } from '../activities/create-activities.js';
 import { ConfigError, defaultStateDirectory } from '../config.js';
 import { API_KEY_PLACEHOLDER } from '../model/client.js';
+import type { ModelPacer } from '../model/model-pacer.js';
+import { PgModelLimiter } from '../model/pg-model-limiter.js';
 import { ModelCallLimiter } from '../model/rate-limit.js';
 import { createSanitizer, secretsFromEnvironment } from '../safety/sanitize.js';
 import { fileTools } from '../tools/builtin/file-tools.js';
@@ -48,15 +50,45 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
     servers.length === 0
       ? undefined
       : new McpServers(servers, options.logger ? { logger: options.logger } : {});
+  const pacing = options.modelPacing;
+  const shared =
+    pacing?.store === undefined ||
+    (pacing.maxConcurrent === undefined && pacing.tokensPerMinute === undefined)
+      ? undefined
+      : new PgModelLimiter({
+          url: pacing.store,
+          pool: pacing.pool,
+          ...(pacing.maxConcurrent !== undefined && { maxConcurrent: pacing.maxConcurrent }),
+          ...(pacing.tokensPerMinute !== undefined && { tokensPerMinute: pacing.tokensPerMinute }),
+          ...(options.logger && { logger: options.logger }),
+        });
   try {
-    return await prepareWith(options, mcp);
+    await shared?.start();
+    const limiter: ModelPacer | undefined =
+      shared ?? (pacing && pacing.store === undefined ? new ModelCallLimiter(pacing) : undefined);
+    const prepared = await prepareWith(options, mcp, limiter);
+    return {
+      activities: prepared.activities,
+      close: async () => {
+        try {
+          await prepared.close();
+        } finally {
+          await shared?.close();
+        }
+      },
+    };
   } catch (error) {
     await mcp?.close();
+    await shared?.close();
     throw error;
   }
 }
 
-async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undefined): Promise<Prepared> {
+async function prepareWith(
+  options: ResolvedKeelOptions,
+  mcp: McpServers | undefined,
+  modelLimiter: ModelPacer | undefined,
+): Promise<Prepared> {
   const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
   const keelDirectories = [
     ...(options.idempotencyStore && options.stateDirectory === undefined
@@ -126,7 +158,7 @@ async function prepareWith(options: ResolvedKeelOptions, mcp: McpServers | undef
       ...(options.budgets ? { budgets: options.budgets } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
       ...(options.agents ? { agents: options.agents } : {}),
-      ...(options.modelPacing ? { modelLimiter: new ModelCallLimiter(options.modelPacing) } : {}),
+      ...(modelLimiter ? { modelLimiter } : {}),
       searchAttributes: options.searchAttributes,
       // Every request sets `maxRetries: 0`, so any client will do (Azure's too) and Temporal retries.
       openai: options.openai,

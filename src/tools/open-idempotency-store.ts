@@ -1,7 +1,7 @@
 import { ConfigError } from '../config-error.js';
 import { DEFAULT_IDEMPOTENCY_SCHEMA, PostgresIdempotencyStore } from './pg-idempotency-store.js';
 import type { PostgresIdempotencyStoreOptions } from './pg-idempotency-store.js';
-import { describePostgresUrl, postgresUrlPassword } from './postgres-url.js';
+import { describePostgresUrl, postgresUrlPassword } from '../postgres-url.js';
 
 /**
  * The PostgreSQL store `KEEL_IDEMPOTENCY_STORE` names, connected and its table made, at worker start:

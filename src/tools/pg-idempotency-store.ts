@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { IdempotencyRecord, IdempotencyStore } from './idempotency.js';
-import { SCHEMA_NAME } from './postgres-url.js';
+import { SCHEMA_NAME } from '../postgres-url.js';
 
 /** How {@link PostgresIdempotencyStore} connects and keeps its records. */
 export interface PostgresIdempotencyStoreOptions {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runOnce, SideEffectInDoubtError } from '../../src/tools/idempotency.js';
 import { PostgresIdempotencyStore } from '../../src/tools/pg-idempotency-store.js';
-import { describePostgresUrl } from '../../src/tools/postgres-url.js';
+import { describePostgresUrl } from '../../src/postgres-url.js';
 import type { PostgresIdempotencyStoreOptions } from '../../src/tools/pg-idempotency-store.js';
 import { startPostgres } from '../support/postgres.js';
 import type { Postgres } from '../support/postgres.js';
