@@ -68,7 +68,7 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
       shared ?? (pacing && pacing.store === undefined ? new ModelCallLimiter(pacing) : undefined);
     const prepared = await prepareWith(options, mcp, limiter);
     return {
-      activities: prepared.activities,
+      ...prepared,
       close: async () => {
         try {
           await prepared.close();
