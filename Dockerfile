@@ -26,7 +26,9 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The application stays root-owned and read-only to the worker, which owns only its state directory
 # (a named volume in docker-compose.yml starts with this ownership) and the workspace mount point.
-RUN mkdir -p /var/lib/keel /workspace && chown node:node /var/lib/keel /workspace
+# Named volumes mounted on these start with the image's ownership, so the worker (node) can write them.
+RUN mkdir -p /var/lib/keel /var/lib/keel-workspaces /workspace && \
+    chown node:node /var/lib/keel /var/lib/keel-workspaces /workspace
 USER node
 ENV KEEL_WORKSPACE=/workspace KEEL_STATE_DIR=/var/lib/keel
 # The worker, with the prebuilt workflow bundle from dist/workflow-bundle.js.

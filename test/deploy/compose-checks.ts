@@ -195,7 +195,12 @@ export function mountProblems(deployment: Deployment): string[] {
   const problems: string[] = [];
   const [workerName, worker] = workerService(deployment.compose);
   const environment = environmentOf(worker);
-  for (const variable of ['KEEL_WORKSPACE', 'KEEL_STATE_DIR']) {
+  // With per-run workspaces, the runs' root and their seed are the directories the tools reach.
+  const directories =
+    environment.get('KEEL_WORKSPACE_MODE') === 'per-run'
+      ? ['KEEL_WORKSPACES_DIR', 'KEEL_WORKSPACE_SEED_DIR', 'KEEL_STATE_DIR']
+      : ['KEEL_WORKSPACE', 'KEEL_STATE_DIR'];
+  for (const variable of directories) {
     const directory = environment.get(variable);
     if (!mountsOf(worker).some((mount) => mount.source !== undefined && mount.target === directory)) {
       problems.push(`${workerName}'s ${variable} (${directory}) is not a mounted volume`);

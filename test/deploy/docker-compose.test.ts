@@ -141,7 +141,7 @@ describe('docker-compose.yml', () => {
     ]);
   });
 
-  it('mounts the worker state and every file a container reads from the repository', () => {
+  it('mounts the worker state, the runs’ workspaces and every file a container reads from the repository', () => {
     expect(mountProblems(deployment)).toEqual([]);
     const missing = editedDeployment(
       deployment,
@@ -154,7 +154,8 @@ describe('docker-compose.yml', () => {
       },
     );
     expect(mountProblems(missing)).toEqual([
-      "keel's KEEL_WORKSPACE (/workspace) is not a mounted volume",
+      "keel's KEEL_WORKSPACES_DIR (/var/lib/keel-workspaces) is not a mounted volume",
+      "keel's KEEL_WORKSPACE_SEED_DIR (/workspace) is not a mounted volume",
       "keel's KEEL_STATE_DIR (/var/lib/keel) is not a mounted volume",
       'temporal-schema runs deploy/scripts/setup-postgres.sh, which does not exist',
       "temporal's dynamic config config/dynamicconfig/production-sql.yaml is not a file mounted from the repository",
