@@ -4,7 +4,7 @@ import type { Deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
-import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
+import { waitUntilModelTurnsStarted } from '../support/model-turns-started.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -31,7 +31,7 @@ describe('model call pacing', () => {
           // Every run's model turn is running as an activity and has heartbeated (the waiting ones
           // beat while they wait, a second apart), yet only one request reached the model.
           await model.waitForRequests(1);
-          await waitUntilStarted(runIds, keel.temporal);
+          await waitUntilModelTurnsStarted(runIds, keel.temporal);
           expect(model.requests).toHaveLength(1);
           for (let index = 0; index < 3; index++) {
             await model.waitForRequests(index + 1);
@@ -48,34 +48,3 @@ describe('model call pacing', () => {
     }
   });
 });
-
-/** Waits until each run has a started (not just scheduled) callModel activity that has heartbeated. */
-async function waitUntilStarted(
-  runIds: string[],
-  client: { workflow: { getHandle(id: string): { describe(): Promise<{ raw: DescribeRaw }> } } },
-): Promise<void> {
-  for (;;) {
-    const started = await Promise.all(
-      runIds.map(async (runId) => {
-        const { raw } = await client.workflow.getHandle(runId).describe();
-        return (raw.pendingActivities ?? []).some(
-          (activity) =>
-            activity.activityType?.name === ACTIVITY_NAMES.callModel &&
-            activity.lastStartedTime &&
-            activity.lastHeartbeatTime,
-        );
-      }),
-    );
-    if (started.every(Boolean)) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-interface DescribeRaw {
-  pendingActivities?: Array<{
-    activityType?: { name?: string | null } | null;
-    attempt?: number | null;
-    lastStartedTime?: unknown;
-    lastHeartbeatTime?: unknown;
-  }> | null;
-}

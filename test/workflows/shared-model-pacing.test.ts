@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config-error.js';
-import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
 import { freePort } from '../support/free-port.js';
 import { deferred } from '../support/deferred.js';
 import type { Deferred } from '../support/deferred.js';
@@ -10,6 +9,7 @@ import { connectTestServer, startTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { startPostgres } from '../support/postgres.js';
 import type { Postgres } from '../support/postgres.js';
+import { waitUntilModelTurnsStarted } from '../support/model-turns-started.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 
 // A connection each, as two machines would have: one connection serves one worker per task queue.
@@ -52,7 +52,7 @@ describe('model call pacing shared through PostgreSQL', () => {
           const runIds = await Promise.all([1, 2].map((n) => keel.startRun({ task: `run ${n}` })));
           // Both model turns run, one on each worker, and have heartbeated; only one reached the model.
           await model.waitForRequests(1);
-          await waitUntilStarted(runIds, keel.temporal);
+          await waitUntilModelTurnsStarted(runIds, keel.temporal);
           expect(model.requests).toHaveLength(1);
           holds[0]!.resolve();
           await model.waitForRequests(2);
@@ -96,33 +96,3 @@ describe('model call pacing shared through PostgreSQL', () => {
     }
   });
 });
-
-/** Waits until each run has a started (not just scheduled) callModel activity that has heartbeated. */
-async function waitUntilStarted(
-  runIds: string[],
-  client: { workflow: { getHandle(id: string): { describe(): Promise<{ raw: DescribeRaw }> } } },
-): Promise<void> {
-  for (;;) {
-    const started = await Promise.all(
-      runIds.map(async (runId) => {
-        const { raw } = await client.workflow.getHandle(runId).describe();
-        return (raw.pendingActivities ?? []).some(
-          (activity) =>
-            activity.activityType?.name === ACTIVITY_NAMES.callModel &&
-            activity.lastStartedTime &&
-            activity.lastHeartbeatTime,
-        );
-      }),
-    );
-    if (started.every(Boolean)) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-interface DescribeRaw {
-  pendingActivities?: Array<{
-    activityType?: { name?: string | null } | null;
-    lastStartedTime?: unknown;
-    lastHeartbeatTime?: unknown;
-  }> | null;
-}
