@@ -25,8 +25,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The application stays root-owned and read-only to the worker, which owns only its state directory
-# (a named volume in docker-compose.yml starts with this ownership) and the workspace mount point.
-# Named volumes mounted on these start with the image's ownership, so the worker (node) can write them.
+# and the runs' workspaces (named volumes in docker-compose.yml start with this ownership) and the
+# workspace mount point.
 RUN mkdir -p /var/lib/keel /var/lib/keel-workspaces /workspace && \
     chown node:node /var/lib/keel /var/lib/keel-workspaces /workspace
 USER node

@@ -19,7 +19,14 @@ import {
   taskQueueProblems,
 } from './compose-checks.js';
 import { serverEnvironment } from '../cluster/support/temporal-server.js';
-import { editedDeployment, loadDeployment, repositoryRoot, workerService } from './deployment.js';
+import { workerConfigFromEnvironment } from '../../src/config.js';
+import {
+  editedDeployment,
+  environmentOf,
+  loadDeployment,
+  repositoryRoot,
+  workerService,
+} from './deployment.js';
 import type { ComposeFile, ComposeService } from './deployment.js';
 
 /*
@@ -205,5 +212,43 @@ describe('docker-compose.yml and the cluster suite (test/cluster)', () => {
     expect(built).toMatch(/^\d+\.\d+\.\d+$/u);
     expect(pinned('TEMPORAL_VERSION')).toBe(built);
     expect(pinned('TEMPORAL_ADMINTOOLS_VERSION')).toBe(built);
+  });
+});
+
+describe('the worker container', () => {
+  /** The image's `ENV` settings (`ENV A=1 B=2` lines of the Dockerfile's last stage). */
+  function imageEnvironment(): Record<string, string> {
+    const dockerfile = readFileSync(path.join(repositoryRoot, 'Dockerfile'), 'utf8');
+    const stages = dockerfile.split(/^FROM /mu);
+    const entries = [...stages.at(-1)!.matchAll(/^ENV (.+)$/gmu)].flatMap((line) =>
+      line[1]!
+        .trim()
+        .split(/\s+/u)
+        .map((pair) => pair.split('=') as [string, string]),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  /** Compose's value of a variable, with `${NAME:-default}` and `${NAME:?message}` as Compose resolves them unset. */
+  function composed(value: string | undefined): string | undefined {
+    if (value === undefined) return undefined;
+    return value
+      .replace(/\$\{OPENAI_API_KEY:\?[^}]*\}/gu, 'sk-set-by-the-operator')
+      .replace(/\$\{[A-Z_]+:-([^}]*)\}/gu, '$1');
+  }
+
+  const workerEnvironment = (compose: ComposeFile): NodeJS.ProcessEnv => {
+    const environment: NodeJS.ProcessEnv = { ...imageEnvironment() };
+    for (const [name, value] of environmentOf(worker(compose))) environment[name] = composed(value);
+    return environment;
+  };
+
+  it("starts with the image's settings and Compose's together: the worker accepts them", () => {
+    expect(imageEnvironment()).toHaveProperty('KEEL_STATE_DIR');
+    expect(() => workerConfigFromEnvironment(workerEnvironment(deployment.compose))).not.toThrow();
+    const clashing = editedDeployment(deployment, (compose) => {
+      delete (worker(compose).environment as Record<string, string>).KEEL_WORKSPACE;
+    });
+    expect(() => workerConfigFromEnvironment(workerEnvironment(clashing.compose))).toThrow(/KEEL_WORKSPACE/u);
   });
 });
