@@ -24,7 +24,7 @@ import {
 } from './env.js';
 import type { Variable } from './env.js';
 import { modelConfigFromEnvironment } from './model/config.js';
-import { describePostgresUrl, optionalPostgresUrl, SCHEMA_NAME } from './postgres-url.js';
+import { optionalPostgresUrl, SCHEMA_NAME } from './postgres-url.js';
 import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
@@ -139,26 +139,6 @@ const workspaceProtect: Variable<string[]> = {
   },
 };
 
-/** `KEEL_IDEMPOTENCY_STORE`: a postgres:// URL, optional. Never quoted in an error: it may hold a password. */
-const postgresUrl: Variable<string | undefined> = {
-  parse(name, raw) {
-    const value = raw?.trim() || undefined;
-    if (value === undefined) return undefined;
-    let valid = /^postgres(?:ql)?:\/\//u.test(value);
-    try {
-      new URL(value);
-    } catch {
-      valid = false;
-    }
-    if (!valid) {
-      throw new ConfigError(
-        `${name} must be a postgres://user:password@host:port/database URL, not ${describePostgresUrl(value)}`,
-      );
-    }
-    return value;
-  },
-};
-
 /** `KEEL_IDEMPOTENCY_SCHEMA`: a plain SQL identifier, optional. */
 const schemaName: Variable<string | undefined> = {
   parse(name, raw) {
@@ -210,7 +190,7 @@ export const workerVariables = {
   KEEL_WORKSPACES_SHARED: flagOr(false),
   KEEL_WORKSPACE_FAILOVER_SECONDS: secondsOr(DEFAULT_WORKSPACE_FAILOVER_SECONDS, 1),
   KEEL_WORKSPACE_PROTECT: workspaceProtect,
-  KEEL_IDEMPOTENCY_STORE: postgresUrl,
+  KEEL_IDEMPOTENCY_STORE: optionalPostgresUrl,
   KEEL_IDEMPOTENCY_SCHEMA: schemaName,
   KEEL_IDEMPOTENCY_TTL_HOURS: optionalNumber(1, true),
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),

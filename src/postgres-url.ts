@@ -5,6 +5,19 @@ import type { Variable } from './env.js';
 export const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/u;
 
 /**
+ * Whether an `@` lies after the URL's authority (its `user:password@host:port` part): a password with
+ * an unencoded `/`, `?` or `#` makes the parser end the authority early and read the rest of the
+ * password as host or path, where no redaction would look for it.
+ */
+function atOutsideAuthority(url: string): boolean {
+  const start = url.indexOf('//');
+  if (start === -1) return url.includes('@');
+  const rest = url.slice(start + 2);
+  const end = rest.search(/[/?#]/u);
+  return end !== -1 && rest.slice(end).includes('@');
+}
+
+/**
  * A PostgreSQL URL as messages may show it: scheme, user, host, port and database, with `***` for a
  * password and `?…` for parameters (they may hold one too). A value without a `//host` part is not
  * shown at all, since a password could be anywhere in it.
@@ -16,7 +29,7 @@ export function describePostgresUrl(url: string): string {
   } catch {
     return 'a value that is not a URL (not shown: it may hold a password)';
   }
-  if (parsed.host === '' || !url.startsWith(`${parsed.protocol}//`)) {
+  if (parsed.host === '' || !url.startsWith(`${parsed.protocol}//`) || atOutsideAuthority(url)) {
     return 'a value that is not a URL with a host (not shown: it may hold a password)';
   }
   const user = parsed.username === '' ? '' : `${parsed.username}${parsed.password === '' ? '' : ':***'}@`;
@@ -54,6 +67,11 @@ export const optionalPostgresUrl: Variable<string | undefined> = {
       );
     if (parsed.hostname === '')
       throw new ConfigError(`${expected}; its value has no host (not shown: it may hold a password)`);
+    if (atOutsideAuthority(value))
+      throw new ConfigError(
+        `${expected}; its value has an @ after the host (not shown: it may hold a password). ` +
+          'Percent-encode the characters / ? # @ in the user name and password (/ is %2F).',
+      );
     return value;
   },
 };

@@ -217,21 +217,19 @@ describe('workerConfigFromEnvironment', () => {
   });
 
   it.each([
-    ['mysql://keel:hunter2@db/keel', 'mysql://keel:***@db/keel'],
-    ['keel:hunter2@db/keel', 'a value that is not a URL with a host (not shown: it may hold a password)'],
-    ['postgres://keel:hunter2@db:port/keel', 'a value that is not a URL (not shown: it may hold a password)'],
-    [
-      'postgresql:/db?password=hunter2',
-      'a value that is not a URL with a host (not shown: it may hold a password)',
-    ],
-    ['pg://db/keel?password=hunter2', 'pg://db/keel?…'],
-  ])('refuses KEEL_IDEMPOTENCY_STORE=%j without showing its password', (value, shown) => {
+    ['mysql://keel:hunter2@db/keel', 'its value starts with "mysql:"'],
+    ['keel:hunter2@db/keel', 'its value starts with "keel:"'],
+    ['postgres://keel:hunter2@db:port/keel', 'its value is not a URL'],
+    ['postgresql:/db?password=hunter2', 'its value has no host'],
+    ['pg://db/keel?password=hunter2', 'its value starts with "pg:"'],
+  ])('refuses KEEL_IDEMPOTENCY_STORE=%j without showing its password', (value, why) => {
     const error = configError(() =>
       workerConfigFromEnvironment({ ...withKey, KEEL_IDEMPOTENCY_STORE: value }),
     );
-    expect(error.message).toBe(
-      `KEEL_IDEMPOTENCY_STORE must be a postgres://user:password@host:port/database URL, not ${shown}`,
+    expect(error.message).toMatch(
+      /^KEEL_IDEMPOTENCY_STORE must be a postgres:\/\/user:password@host:port\/database URL; /u,
     );
+    expect(error.message).toContain(why);
     expect(error.message).not.toContain('hunter2');
   });
 

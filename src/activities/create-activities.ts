@@ -236,8 +236,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       const run = context.info.isLocal
         ? (work: (beat: Beat) => Promise<Observation | ApprovalRequired>) => work(() => undefined)
         : withHeartbeats;
-      const tools = await runRegistry(workflowId);
-      const result = await run((heartbeat) =>
+      const result = await run(async (heartbeat) =>
         executeUnlessApprovalNeeded(
           {
             call: request.call,
@@ -249,7 +248,8 @@ export function createActivities(dependencies: ActivityDependencies) {
             heartbeat,
           },
           {
-            registry: tools,
+            // Inside the heartbeats: a run's first call may copy a seed or clone a repository first.
+            registry: await runRegistry(workflowId),
             sanitizer,
             logger: logger(),
             idempotencyStore: dependencies.idempotencyStore,

@@ -75,3 +75,24 @@ describe('describePostgresUrl', () => {
     expect(describePostgresUrl('not a url pw')).not.toContain('pw');
   });
 });
+
+describe('a password with an unencoded / in a store URL', () => {
+  // The URL parser ends the host at the /, so the rest of the password would read as the path.
+  const url = 'postgres://keel:2024/Xy9@db.internal:5432/keel';
+
+  it('is refused for both stores, and never shown', () => {
+    for (const name of ['KEEL_IDEMPOTENCY_STORE', 'KEEL_MODEL_PACING_STORE']) {
+      const error = configError({ [name]: url });
+      expect(error.message).toContain(name);
+      expect(error.message).toContain('Percent-encode');
+      expect(error.message).not.toContain('Xy9');
+    }
+  });
+
+  it('is not shown in a description either', () => {
+    expect(describePostgresUrl(url)).not.toContain('Xy9');
+    expect(describePostgresUrl('postgres://keel:2024%2FXy9@db.internal:5432/keel')).toBe(
+      'postgres://keel:***@db.internal:5432/keel',
+    );
+  });
+});
