@@ -85,17 +85,22 @@ export class KeelPlugin extends SimplePlugin {
     const prepared = this.#ready ?? (await this.prepare());
     this.#running += 1;
     const sweeper = sweeperFor(prepared, worker, this.keelOptions);
-    const own = await startOwnQueue(prepared, worker, this.keelOptions.logger ?? console).catch(
+    // The worker's own queue starts beside the shared one, not before it, for the same reason: it
+    // takes a round trip to the server. Until it polls, `openWorkspace` asks for a retry elsewhere;
+    // if it cannot start, the worker stops with its error.
+    let ownFailure: Error | undefined;
+    const own = startOwnQueue(prepared, worker, this.keelOptions.logger ?? console).catch(
       async (error: unknown) => {
-        await sweeper?.stop();
-        this.#running -= 1;
-        throw error;
+        ownFailure = error instanceof Error ? error : new Error(String(error));
+        await stopWhenRunning(worker);
+        return undefined;
       },
     );
     try {
       await super.runWorker(worker, next);
+      if (ownFailure !== undefined) throw ownFailure;
     } finally {
-      await own?.stop();
+      await (await own)?.stop();
       await sweeper?.stop();
       this.#running -= 1;
       // A failure to stop an MCP server must not hide how the worker itself ended.
@@ -107,6 +112,12 @@ export class KeelPlugin extends SimplePlugin {
         });
     }
   }
+}
+
+/** Shuts `worker` down once it runs (it may still be starting); nothing if it already stopped. */
+async function stopWhenRunning(worker: Worker): Promise<void> {
+  while (worker.getState() === 'INITIALIZED') await new Promise((resolve) => setTimeout(resolve, 10));
+  if (worker.getState() === 'RUNNING') worker.shutdown();
 }
 
 /** Removes the workspaces of ended runs while the worker runs, when each run has its own. */

@@ -261,3 +261,19 @@ describe('per-run workspace settings', () => {
     }
   });
 });
+
+describe('a worker that pins runs to its own queue', () => {
+  it('stops when the body of runUntil ends at once, before its own queue polls', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'keel-runs-quick-'));
+    const model = await ScriptedModel.start([]);
+    try {
+      // Before the own queue started beside the shared one, the worker was not yet running when
+      // such a body ended, so runUntil never shut it down and this never returned.
+      expect(
+        await withTestWorker(server, { model, runWorkspaces: { root } }, () => Promise.resolve('done')),
+      ).toBe('done');
+    } finally {
+      await model.close();
+    }
+  }, 30_000);
+});
