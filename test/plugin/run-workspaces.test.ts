@@ -262,18 +262,26 @@ describe('per-run workspace settings', () => {
   });
 });
 
-describe('a worker that pins runs to its own queue', () => {
-  it('stops when the body of runUntil ends at once, before its own queue polls', async () => {
-    const root = await mkdtemp(path.join(tmpdir(), 'keel-runs-quick-'));
-    const model = await ScriptedModel.start([]);
-    try {
-      // Before the own queue started beside the shared one, the worker was not yet running when
-      // such a body ended, so runUntil never shut it down and this never returned.
-      expect(
-        await withTestWorker(server, { model, runWorkspaces: { root } }, () => Promise.resolve('done')),
-      ).toBe('done');
-    } finally {
-      await model.close();
-    }
-  }, 30_000);
+describe('a worker whose runUntil body ends at once', () => {
+  it.each([
+    ['pins runs to its own queue', false],
+    ['shares its runs’ workspaces', true],
+  ])(
+    'stops when it %s',
+    async (_, shared) => {
+      const root = await mkdtemp(path.join(tmpdir(), 'keel-runs-quick-'));
+      const model = await ScriptedModel.start([]);
+      try {
+        // While the worker waited for its own queue (or even one tick) before polling, such a body ended
+        // first: runUntil found the worker not yet running, never shut it down, and never returned.
+        const runWorkspaces = { root, ...(shared ? { shared: true } : {}) };
+        expect(await withTestWorker(server, { model, runWorkspaces }, () => Promise.resolve('done'))).toBe(
+          'done',
+        );
+      } finally {
+        await model.close();
+      }
+    },
+    30_000,
+  );
 });
