@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm run test:cluster`: the real Temporal server on PostgreSQL (test/cluster/README.md). One file at a
+ * `npm run test:cluster`: the real Temporal server on PostgreSQL (CONTRIBUTING.md). One file at a
  * time: each file runs a cluster of its own, and the machine has two cores.
  */
 export default defineConfig({

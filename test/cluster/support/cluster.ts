@@ -35,15 +35,17 @@ export class Cluster {
   static async start(): Promise<Cluster> {
     const build = inject('serverBuild');
     const postgres = await startPostgres();
+    let server: ClusterServer | undefined;
     try {
       await setUpSchema(build, postgres);
-      const server = await ClusterServer.start(build, postgres);
+      server = await ClusterServer.start(build, postgres);
       await createNamespace(server, inject('temporalCliPath'), CLUSTER_NAMESPACE);
       const connection = await Connection.connect({ address: server.address });
       const taskQueue = `keel-cluster-${randomUUID()}`;
       const client = new Client({ connection, namespace: CLUSTER_NAMESPACE });
       return new Cluster(postgres, server, connection, new KeelClient(client, taskQueue), taskQueue);
     } catch (error) {
+      await server?.stop();
       await postgres.close();
       throw error;
     }
