@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { KeelClient } from '../client.js';
 import { unreachableTemporal } from '../config-error.js';
 import { taskQueueFromEnvironment } from '../config.js';
+import { dataConverterFromEnvironment } from '../data-converter.js';
 import { resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 
@@ -114,13 +115,15 @@ export async function connectClient(
   taskQueue: string,
 ): Promise<{ keel: KeelClient; close(): Promise<void> }> {
   const address = target.connectionOptions.address ?? 'localhost:7233';
+  // Before connecting: a bad key setting is the error to see, not a connection made for nothing.
+  const dataConverter = dataConverterFromEnvironment();
   const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: '5s' }).catch(
     (error: unknown) => {
       throw unreachableTemporal(address, error);
     },
   );
   return {
-    keel: new KeelClient(new Client({ connection, namespace: target.namespace }), taskQueue),
+    keel: new KeelClient(new Client({ connection, namespace: target.namespace, dataConverter }), taskQueue),
     close: () => connection.close(),
   };
 }
