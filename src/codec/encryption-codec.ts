@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { METADATA_ENCODING_KEY } from '@temporalio/common';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { CodecError } from './codec-error.js';
 import type { KeyRing } from './key-ring.js';
 
@@ -17,7 +17,8 @@ export const KEY_ID_METADATA = 'encryption-key-id';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-const Proto = temporal.api.common.v1.Payload;
+// @temporalio/proto is CommonJS with a computed export: take it from the default export under ESM.
+const Proto = proto.temporal.api.common.v1.Payload;
 
 /** AES-256-GCM payload codec with key ids: encrypts with the active key, decrypts with any listed one. */
 export class EncryptionCodec implements PayloadCodec {

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { codecKeysFromEnvironment } from '../../src/codec/codec-config.js';
 import { CodecError } from '../../src/codec/codec-error.js';
@@ -46,7 +46,7 @@ describe('EncryptionCodec', () => {
       'encrypt',
     ]);
     const iv = webcrypto.getRandomValues(new Uint8Array(12));
-    const inner = temporal.api.common.v1.Payload.encode(
+    const inner = proto.temporal.api.common.v1.Payload.encode(
       defaultPayloadConverter.toPayload('from another SDK'),
     ).finish();
     const sealed = new Uint8Array(
