@@ -10,6 +10,7 @@ import type { KeyRing } from '../../src/codec/key-ring.js';
 import { dataConverterFor } from '../../src/data-converter.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { fileTools } from '../../src/tools/builtin/file-tools.js';
+import type { Tool } from '../../src/tools/define-tool.js';
 import { createKeelWorker } from '../../src/worker.js';
 import type { TestServer } from '../support/harness.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
@@ -48,6 +49,7 @@ export async function encryptingWorker(
     model: ScriptedModel;
     taskQueue: string;
     workspace: string;
+    tools?: readonly Tool[];
     /** Bundled with `encodingFailureConverterPath`; when absent the worker bundles its own. */
     workflowBundle?: { code: string };
   },
@@ -61,7 +63,7 @@ export async function encryptingWorker(
     openai: createOpenAIClient({ apiKey: 'sk-test-codec', baseURL: options.model.url }),
     defaultModel: 'scripted-model',
     modelMode: 'foreground',
-    tools: fileTools,
+    tools: options.tools ?? fileTools,
     searchAttributes: true,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
     workerOptions: { dataConverter: dataConverterFor(options.keys) },
