@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -7,6 +7,9 @@ import { inject } from 'vitest';
 import { KeelClient } from '../../src/client.js';
 import { openPayloadStore } from '../../src/payload-store/open-payload-store.js';
 import type { OpenedPayloadStore } from '../../src/payload-store/open-payload-store.js';
+import type { PayloadStoreLocation } from '../../src/payload-store/payload-store-config.js';
+import { startPostgres } from '../support/postgres.js';
+import type { Postgres } from '../support/postgres.js';
 import { connectTestServer, startTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -28,16 +31,29 @@ async function temporary(prefix: string): Promise<string> {
   return directory;
 }
 
-describe('a payload store shared by workers', () => {
+let postgres: Postgres;
+beforeAll(async () => {
+  postgres = await startPostgres({ password: 'shared:s3cret' });
+});
+afterAll(async () => {
+  await postgres?.close();
+});
+
+/** Where the two workers keep payloads: the only thing they share besides Temporal. */
+const stores: Array<{ kind: string; location: () => Promise<PayloadStoreLocation> }> = [
+  // Stands for shared storage (NFS, a mounted volume).
+  {
+    kind: 'directory',
+    location: async () => ({ kind: 'directory', path: await temporary('keel-blobs-shared-') }),
+  },
+  { kind: 'PostgreSQL', location: () => Promise.resolve({ kind: 'postgres', url: postgres.url() }) },
+];
+
+describe.each(stores)('a payload store in a $kind shared by workers', ({ location }) => {
   it('lets a second worker, with a state directory of its own, retry a step whose input the first one stored', async () => {
-    // Stands for shared storage: the two workers only have this directory (and Temporal) in common.
-    const root = await temporary('keel-blobs-shared-');
+    const where = await location();
     const open = (): Promise<OpenedPayloadStore> =>
-      openPayloadStore({
-        location: { kind: 'directory', path: root },
-        thresholdBytes: 128 * 1024,
-        keepHours: 720,
-      });
+      openPayloadStore({ location: where, thresholdBytes: 128 * 1024, keepHours: 720 });
     const workspace = await temporary('keel-workspace-');
     const text = 'y'.repeat(300_000);
     await writeFile(path.join(workspace, 'big.txt'), text);
@@ -94,10 +110,7 @@ describe('a payload store shared by workers', () => {
           { type: 'function_call_output', call_id: 'call_1_1', output: text },
         ]);
       }
-      const [scope] = await readdir(root);
-      expect(
-        (await readdir(path.join(root, scope!))).filter((name) => name.endsWith('.payload')),
-      ).toHaveLength(2);
+      await Promise.all([first.close(), second.close()]);
     } finally {
       await model.close();
     }
