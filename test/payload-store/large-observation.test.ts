@@ -7,7 +7,9 @@ import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { z } from 'zod';
 import { KeelClient } from '../../src/client.js';
+import { defineTool } from '../../src/tools/define-tool.js';
 import { openPayloadStore } from '../../src/payload-store/open-payload-store.js';
 import type { OpenedPayloadStore } from '../../src/payload-store/open-payload-store.js';
 import { connectTestServer, startTestWorker, temporaryWorkspace } from '../support/harness.js';
@@ -155,5 +157,58 @@ describe('large payloads in a store outside history', () => {
     expect(await readFile(file!)).toEqual(changed);
     await writeFile(file!, original);
     await replay(store.dataConverter);
+  });
+  it('stores a local tool’s large output too: the marker in history holds a reference', async () => {
+    const root = await temporary('keel-blobs-local-');
+    const store = await openPayloadStore({
+      location: { kind: 'directory', path: root },
+      thresholdBytes: 128 * 1024,
+      keepHours: 720,
+    });
+    const text = 'l'.repeat(300_000);
+    const localTool = defineTool({
+      name: 'big_local',
+      description: 'Return a lot of text.',
+      schema: z.object({}),
+      readOnly: true,
+      local: true,
+      execute: () => text,
+    });
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'big_local', arguments: {} }),
+      reply.text('Got it.'),
+    ]);
+    try {
+      const { worker, taskQueue } = await startTestWorker(server, {
+        model,
+        tools: [localTool],
+        workerOptions: { dataConverter: store.dataConverter },
+      });
+      const keel = new KeelClient(
+        new Client({
+          connection: server.client.connection,
+          namespace: inject('temporalNamespace'),
+          dataConverter: store.dataConverter,
+        }),
+        taskQueue,
+      );
+      const runId = await worker.runUntil(async () => {
+        const id = await keel.startRun({ task: 'read', observationCharLimit: 400_000 });
+        expect(await keel.waitForResult(id)).toMatchObject({ status: 'completed', finalText: 'Got it.' });
+        return id;
+      });
+      expect(model.requests[1]!.body.input).toEqual([
+        { type: 'function_call_output', call_id: 'call_1_1', output: text },
+      ]);
+      const history = await rawHistory(runId);
+      const markers = (history.events ?? []).filter(
+        (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+      );
+      expect(markers).toHaveLength(1);
+      expect(references({ events: markers })).toBe(1);
+      expect(historyBytes(history)).toBeLessThan(32 * 1024);
+    } finally {
+      await model.close();
+    }
   });
 });
