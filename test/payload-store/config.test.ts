@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { ConfigError, payloadStoreFromEnvironment, workerConfigFromEnvironment } from '../../src/config.js';
 import { openPayloadStore } from '../../src/payload-store/open-payload-store.js';
-import { runWorker } from '../../src/worker.js';
+import { configuredSecrets, runWorker } from '../../src/worker.js';
 import { freePort } from '../support/free-port.js';
 
 const directories: string[] = [];
@@ -60,6 +60,14 @@ describe('KEEL_PAYLOAD_STORE', () => {
     expect(refused({ KEEL_PAYLOAD_STORE: 'file:///srv/blobs', KEEL_PAYLOAD_STORE_SCHEMA: 'x' })).toMatch(
       /KEEL_PAYLOAD_STORE_SCHEMA applies to a postgres:\/\/ payload store/,
     );
+  });
+
+  it('counts the database password among the secrets the worker redacts', () => {
+    const config = workerConfigFromEnvironment({
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      KEEL_PAYLOAD_STORE: 'postgres://keel:blob%2Fpass@db:5432/keel',
+    });
+    expect(configuredSecrets(config)).toContain('blob/pass');
   });
 
   it('stops a worker at start when the database cannot be reached, naming the setting and not the password', async () => {
