@@ -17,7 +17,8 @@ import { runResultOfFailure } from './contract/run-result-of-failure.js';
 import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';
-import { taskQueueFromEnvironment } from './config.js';
+import { payloadStoreFromEnvironment, taskQueueFromEnvironment } from './config.js';
+import { openPayloadStore } from './payload-store/open-payload-store.js';
 import type { RunState } from './contract/run-state.js';
 import { shorten } from './contract/text.js';
 import type { ApprovalDecision, SendReceipt } from './contract/run-messages.js';
@@ -64,11 +65,18 @@ export class KeelClient {
     readonly taskQueue: string = DEFAULT_TASK_QUEUE,
   ) {}
 
-  /** Connects with the standard Temporal environment settings (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, …). */
+  /**
+   * Connects with the standard Temporal environment settings (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, …),
+   * and the workers' payload store (`KEEL_PAYLOAD_STORE`) when one is set, to read what they stored outside history.
+   */
   static async connect(taskQueue = taskQueueFromEnvironment()): Promise<KeelClient> {
     const { connectionOptions, namespace } = loadClientConnectConfig();
+    const { dataConverter } = await openPayloadStore(payloadStoreFromEnvironment());
     const connection = await Connection.connect(connectionOptions);
-    return new KeelClient(new Client({ connection, namespace: namespace ?? 'default' }), taskQueue);
+    return new KeelClient(
+      new Client({ connection, namespace: namespace ?? 'default', dataConverter }),
+      taskQueue,
+    );
   }
 
   /** Validates the input here (so a bad input never starts a run) and starts the run; returns its id. */

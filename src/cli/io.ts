@@ -2,7 +2,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { KeelClient } from '../client.js';
 import { unreachableTemporal } from '../config-error.js';
-import { taskQueueFromEnvironment } from '../config.js';
+import { payloadStoreFromEnvironment, taskQueueFromEnvironment } from '../config.js';
+import { openPayloadStore } from '../payload-store/open-payload-store.js';
 import { resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 
@@ -114,13 +115,14 @@ export async function connectClient(
   taskQueue: string,
 ): Promise<{ keel: KeelClient; close(): Promise<void> }> {
   const address = target.connectionOptions.address ?? 'localhost:7233';
+  const { dataConverter } = await openPayloadStore(payloadStoreFromEnvironment());
   const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: '5s' }).catch(
     (error: unknown) => {
       throw unreachableTemporal(address, error);
     },
   );
   return {
-    keel: new KeelClient(new Client({ connection, namespace: target.namespace }), taskQueue),
+    keel: new KeelClient(new Client({ connection, namespace: target.namespace, dataConverter }), taskQueue),
     close: () => connection.close(),
   };
 }

@@ -10,6 +10,7 @@ import type { RunInputArgs } from '../contract/run-input.js';
 import { shorten } from '../contract/text.js';
 import { createOpenAIClient } from '../model/client.js';
 import { registerSearchAttributes } from '../search-attributes-setup.js';
+import { openPayloadStore } from '../payload-store/open-payload-store.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
 import { checkRunCommandSandbox, createKeelWorker, keelOptionsFromConfig } from '../worker.js';
 import { DEMO_MODEL, startDemoModel } from './demo.js';
@@ -250,6 +251,7 @@ export async function hostWorkerFor(
     connection,
     namespace: target.namespace,
     taskQueue,
+    workerOptions: { dataConverter: (await openPayloadStore(config?.payloadStore)).dataConverter },
   });
   return { worker, connection };
 }
