@@ -18,7 +18,7 @@ import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';
 import { taskQueueFromEnvironment } from './config.js';
-import { dataConverterFromEnvironment } from './data-converter.js';
+import { clientDataConverterFromEnvironment } from './data-converter.js';
 import type { RunState } from './contract/run-state.js';
 import { shorten } from './contract/text.js';
 import type { ApprovalDecision, SendReceipt } from './contract/run-messages.js';
@@ -67,10 +67,11 @@ export class KeelClient {
 
   /**
    * Connects with the standard Temporal environment settings (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, …),
-   * encrypting payloads as the worker does when `KEEL_CODEC_KEYS_FILE` or `KEEL_CODEC_KEY` is set.
+   * encrypting payloads as the worker does when `KEEL_CODEC_KEYS_FILE` or `KEEL_CODEC_KEY` is set, and with
+   * the workers' payload store (`KEEL_PAYLOAD_STORE`) when one is set, to read what they stored outside history.
    */
   static async connect(taskQueue = taskQueueFromEnvironment()): Promise<KeelClient> {
-    const dataConverter = dataConverterFromEnvironment();
+    const dataConverter = await clientDataConverterFromEnvironment();
     const { connectionOptions, namespace } = loadClientConnectConfig();
     const connection = await Connection.connect(connectionOptions);
     return new KeelClient(

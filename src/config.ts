@@ -29,6 +29,12 @@ import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
 import type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
+import {
+  DEFAULT_PAYLOAD_STORE_KEEP_HOURS,
+  DEFAULT_PAYLOAD_STORE_THRESHOLD_BYTES,
+  payloadStoreLocation,
+} from './payload-store/payload-store-config.js';
+import type { PayloadStoreConfig } from './payload-store/payload-store-config.js';
 import { DEFAULT_WORKSPACE_PROTECT, protectPatternProblem } from './tools/workspace-protection.js';
 import {
   DEFAULT_WORKSPACE_FAILOVER_SECONDS,
@@ -62,6 +68,12 @@ export interface WorkerConfig {
    * remembered in PostgreSQL, shared by workers on several machines; in `stateDirectory` when absent.
    */
   idempotencyStore: PostgresIdempotencyStoreOptions | undefined;
+  /**
+   * `KEEL_PAYLOAD_STORE` (with `KEEL_PAYLOAD_STORE_THRESHOLD_BYTES`, `KEEL_PAYLOAD_STORE_SCHEMA`,
+   * `KEEL_PAYLOAD_STORE_KEEP_HOURS`): large payloads kept in a directory or PostgreSQL, history holding
+   * a reference; inline in history when absent.
+   */
+  payloadStore: PayloadStoreConfig | undefined;
   /** `KEEL_TOOLS`: the tools to offer, by name (default: all). */
   tools: string[] | undefined;
   /** `KEEL_TOOLS_MODULE` (or `keel worker --tools`): a module exporting the operator's own tools. */
@@ -197,6 +209,10 @@ export const workerVariables = {
   KEEL_IDEMPOTENCY_STORE: optionalPostgresUrl,
   KEEL_IDEMPOTENCY_SCHEMA: schemaName,
   KEEL_IDEMPOTENCY_TTL_HOURS: optionalNumber(1, true),
+  KEEL_PAYLOAD_STORE: payloadStoreLocation,
+  KEEL_PAYLOAD_STORE_THRESHOLD_BYTES: optionalNumber(1024, true),
+  KEEL_PAYLOAD_STORE_SCHEMA: schemaName,
+  KEEL_PAYLOAD_STORE_KEEP_HOURS: optionalNumber(1),
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
   KEEL_TOOLS_MODULE: optionalText,
   KEEL_MAX_TURNS: limit('maxTurns'),
@@ -244,6 +260,43 @@ export function workspaceProtectFromEnvironment(environment: NodeJS.ProcessEnv =
     'KEEL_WORKSPACE_PROTECT',
     environment.KEEL_WORKSPACE_PROTECT,
   );
+}
+
+/** The payload store settings alone: for clients, which must read what workers stored outside history. */
+export function payloadStoreFromEnvironment(
+  environment: NodeJS.ProcessEnv = process.env,
+): PayloadStoreConfig | undefined {
+  const names = [
+    'KEEL_PAYLOAD_STORE',
+    'KEEL_PAYLOAD_STORE_THRESHOLD_BYTES',
+    'KEEL_PAYLOAD_STORE_SCHEMA',
+    'KEEL_PAYLOAD_STORE_KEEP_HOURS',
+  ] as const;
+  const values = readEnvironment(
+    Object.fromEntries(names.map((name) => [name, workerVariables[name]])) as Pick<
+      typeof workerVariables,
+      (typeof names)[number]
+    >,
+    environment,
+  );
+  const location = values.KEEL_PAYLOAD_STORE;
+  if (location === undefined) {
+    const stray = names.slice(1).find((name) => values[name] !== undefined);
+    if (stray !== undefined)
+      throw new ConfigError(`${stray} applies to a payload store: set KEEL_PAYLOAD_STORE too`);
+    return undefined;
+  }
+  if (location.kind === 'directory' && values.KEEL_PAYLOAD_STORE_SCHEMA !== undefined) {
+    throw new ConfigError(
+      'KEEL_PAYLOAD_STORE_SCHEMA applies to a postgres:// payload store, not a directory',
+    );
+  }
+  return {
+    location,
+    thresholdBytes: values.KEEL_PAYLOAD_STORE_THRESHOLD_BYTES ?? DEFAULT_PAYLOAD_STORE_THRESHOLD_BYTES,
+    ...defined('schema', values.KEEL_PAYLOAD_STORE_SCHEMA),
+    keepHours: values.KEEL_PAYLOAD_STORE_KEEP_HOURS ?? DEFAULT_PAYLOAD_STORE_KEEP_HOURS,
+  };
 }
 
 /** Reads and checks {@link WorkerConfig}. */
@@ -311,6 +364,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
                 : values.KEEL_IDEMPOTENCY_TTL_HOURS * 3_600_000,
             ),
           },
+    payloadStore: payloadStoreFromEnvironment(environment),
     tools: values.KEEL_TOOLS,
     toolsModule: values.KEEL_TOOLS_MODULE,
     limits,

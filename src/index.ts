@@ -71,7 +71,10 @@ export { codecKeysFromEnvironment } from './codec/codec-config.js';
 export type { KeyRing } from './codec/key-ring.js';
 
 // Configuration and errors
-export { ConfigError, workerConfigFromEnvironment } from './config.js';
+export { ConfigError, payloadStoreFromEnvironment, workerConfigFromEnvironment } from './config.js';
+export { openPayloadStore } from './payload-store/open-payload-store.js';
+export type { OpenedPayloadStore } from './payload-store/open-payload-store.js';
+export type { PayloadStoreConfig, PayloadStoreLocation } from './payload-store/payload-store-config.js';
 export type { WorkerConfig } from './config.js';
 export type { ModelConfig, ModelMode } from './model/config.js';
 export { ModelError } from './model/model-error.js';

@@ -47,6 +47,16 @@ export function postgresUrlPassword(url: string): string | undefined {
 }
 
 /**
+ * A database error's first line with the URL's password masked: drivers may quote the connection
+ * string or the password in their messages, and these reasons reach logs and errors.
+ */
+export function postgresErrorReason(error: unknown, url: string): string {
+  const password = postgresUrlPassword(url);
+  const reason = String((error as Error | undefined)?.message ?? error).split('\n')[0] ?? '';
+  return password === undefined ? reason : reason.replaceAll(password, '***');
+}
+
+/**
  * An optional `postgres://` (or `postgresql://`) URL. A bad value is never quoted: a value that does
  * not parse as the URL it should be may still hold a password where `redactUrl` cannot find it.
  */

@@ -18,6 +18,7 @@ import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import { closeIdempotencyStore, openIdempotencyStore } from './tools/open-idempotency-store.js';
 import { postgresUrlPassword } from './postgres-url.js';
+import { openPayloadStore } from './payload-store/open-payload-store.js';
 import type { Workspace } from './tools/workspace.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { workflowCode } from './prebuilt-bundle.js';
@@ -73,15 +74,18 @@ export async function checkRunCommandSandbox(
 
 /** Secrets in the configuration that live outside the worker's own environment variables. */
 export function configuredSecrets(
-  config: Pick<WorkerConfig, 'runCommand' | 'idempotencyStore' | 'modelPacing'>,
+  config: Pick<WorkerConfig, 'runCommand' | 'idempotencyStore' | 'modelPacing'> &
+    Partial<Pick<WorkerConfig, 'payloadStore'>>,
 ): string[] {
   const storePassword =
     config.idempotencyStore === undefined ? undefined : postgresUrlPassword(config.idempotencyStore.url);
   const pacingPassword =
     config.modelPacing.store === undefined ? undefined : postgresUrlPassword(config.modelPacing.store);
+  const blobs = config.payloadStore?.location;
+  const blobsPassword = blobs?.kind === 'postgres' ? postgresUrlPassword(blobs.url) : undefined;
   return [
     ...secretsFromEnvironment(config.runCommand?.environment ?? {}),
-    ...[storePassword, pacingPassword].filter((password) => password !== undefined),
+    ...[storePassword, pacingPassword, blobsPassword].filter((password) => password !== undefined),
   ];
 }
 
@@ -192,6 +196,11 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {
     throw unreachableTemporal(address, error);
   });
+  const payloadStore = await openPayloadStore(config.payloadStore).catch(async (error: unknown) => {
+    await connection.close();
+    throw error;
+  });
+  const sweeper = payloadStore.startSweeping(connection, namespace ?? 'default', say);
   try {
     const searchAttributes = await registerSearchAttributes(connectionOptions, namespace ?? 'default', say);
     const keelOptions = await keelOptionsFromConfig(config, { searchAttributes });
@@ -205,7 +214,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
         taskQueue: config.taskQueue,
         ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
         workerOptions: {
-          dataConverter: dataConverterFor(config.codec),
+          dataConverter: dataConverterFor(config.codec, payloadStore.dataConverter),
           shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
           maxHeartbeatThrottleInterval: `${config.heartbeatIntervalSeconds}s`,
           ...options.workerOptions,
@@ -228,6 +237,8 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
       await closeIdempotencyStore(keelOptions.idempotencyStore);
     }
   } finally {
+    await sweeper.stop();
+    await payloadStore.close();
     await connection.close();
   }
 }

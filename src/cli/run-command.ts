@@ -12,6 +12,7 @@ import type { RunInputArgs } from '../contract/run-input.js';
 import { shorten } from '../contract/text.js';
 import { createOpenAIClient } from '../model/client.js';
 import { registerSearchAttributes } from '../search-attributes-setup.js';
+import { openPayloadStore } from '../payload-store/open-payload-store.js';
 import type { ScriptedModel } from '../testing/scripted-model.js';
 import { checkRunCommandSandbox, createKeelWorker, keelOptionsFromConfig } from '../worker.js';
 import { DEMO_MODEL, startDemoModel } from './demo.js';
@@ -252,7 +253,12 @@ export async function hostWorkerFor(
     connection,
     namespace: target.namespace,
     taskQueue,
-    workerOptions: { dataConverter: dataConverterFor(config ? config.codec : codecKeysFromEnvironment()) },
+    workerOptions: {
+      dataConverter: dataConverterFor(
+        config ? config.codec : codecKeysFromEnvironment(),
+        (await openPayloadStore(config?.payloadStore)).dataConverter,
+      ),
+    },
   });
   return { worker, connection };
 }

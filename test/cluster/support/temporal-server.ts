@@ -1,11 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, open, readFile, symlink } from 'node:fs/promises';
+import { mkdtemp, open, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { binDirectory } from '../../support/bin-directory.js';
 import { freePort } from '../../support/free-port.js';
 import { listensOn } from '../../support/listening-process.js';
 
@@ -61,8 +62,7 @@ function withOutput(what: string, error: unknown): Error {
  * `temporal-sql-tool` and the schema coming from the server's build.
  */
 export async function setUpSchema(build: ServerBuild, database: DatabaseEndpoint): Promise<void> {
-  const bin = await mkdtemp(path.join(tmpdir(), 'keel-sql-tool-'));
-  await symlink(build.sqlTool, path.join(bin, 'temporal-sql-tool'));
+  const bin = await binDirectory({ 'temporal-sql-tool': build.sqlTool });
   try {
     await run('sh', [path.join(repository, 'deploy/scripts/setup-postgres.sh')], {
       env: {
@@ -250,8 +250,7 @@ export async function createNamespace(
   temporalCli: string,
   namespace: string,
 ): Promise<void> {
-  const bin = await mkdtemp(path.join(tmpdir(), 'keel-temporal-cli-'));
-  await symlink(temporalCli, path.join(bin, 'temporal'));
+  const bin = await binDirectory({ temporal: temporalCli });
   try {
     await run('sh', [path.join(repository, 'deploy/scripts/create-namespace.sh')], {
       env: {
