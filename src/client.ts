@@ -17,8 +17,8 @@ import { runResultOfFailure } from './contract/run-result-of-failure.js';
 import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';
-import { payloadStoreFromEnvironment, taskQueueFromEnvironment } from './config.js';
-import { openPayloadStore } from './payload-store/open-payload-store.js';
+import { taskQueueFromEnvironment } from './config.js';
+import { clientDataConverterFromEnvironment } from './data-converter.js';
 import type { RunState } from './contract/run-state.js';
 import { shorten } from './contract/text.js';
 import type { ApprovalDecision, SendReceipt } from './contract/run-messages.js';
@@ -67,11 +67,12 @@ export class KeelClient {
 
   /**
    * Connects with the standard Temporal environment settings (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, …),
-   * and the workers' payload store (`KEEL_PAYLOAD_STORE`) when one is set, to read what they stored outside history.
+   * encrypting payloads as the worker does when `KEEL_CODEC_KEYS_FILE` or `KEEL_CODEC_KEY` is set, and with
+   * the workers' payload store (`KEEL_PAYLOAD_STORE`) when one is set, to read what they stored outside history.
    */
   static async connect(taskQueue = taskQueueFromEnvironment()): Promise<KeelClient> {
+    const dataConverter = await clientDataConverterFromEnvironment();
     const { connectionOptions, namespace } = loadClientConnectConfig();
-    const { dataConverter } = await openPayloadStore(payloadStoreFromEnvironment());
     const connection = await Connection.connect(connectionOptions);
     return new KeelClient(
       new Client({ connection, namespace: namespace ?? 'default', dataConverter }),

@@ -43,6 +43,8 @@ import {
   runWorkspacesConfig,
 } from './run-workspaces-config.js';
 import type { RunWorkspacesConfig } from './run-workspaces-config.js';
+import { codecKeysFromEnvironment, codecVariables } from './codec/codec-config.js';
+import type { KeyRing } from './codec/key-ring.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
 export interface WorkerConfig {
@@ -100,6 +102,8 @@ export interface WorkerConfig {
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
   shutdownGraceSeconds: number;
   model: ModelConfig;
+  /** `KEEL_CODEC_KEYS_FILE`, or `KEEL_CODEC_KEY` with `KEEL_CODEC_KEY_ID`: payloads encrypted with these keys; plain when absent. */
+  codec: KeyRing | undefined;
 }
 
 /** A run limit or budget from the environment, bounded exactly as a run input bounds it. */
@@ -242,6 +246,7 @@ export const workerVariables = {
   KEEL_HTTP_MAX_RESPONSE_BYTES: optionalNumber(1024, true),
   KEEL_HTTP_MAX_REDIRECTS: optionalNumber(0, true),
   KEEL_SHUTDOWN_GRACE_SECONDS: secondsOr(10, 0),
+  ...codecVariables,
 };
 
 /** `KEEL_TASK_QUEUE`, else `keel`: the queue workers poll and clients start runs on. */
@@ -390,6 +395,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
           },
     shutdownGraceSeconds: values.KEEL_SHUTDOWN_GRACE_SECONDS,
     model,
+    codec: codecKeysFromEnvironment(environment),
   };
 }
 

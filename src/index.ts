@@ -59,6 +59,17 @@ export { createSanitizer } from './safety/sanitize.js';
 export type { Sanitizer, SanitizerOptions } from './safety/sanitize.js';
 export type { Logger } from './logger.js';
 
+// Payload encryption (docs/encryption.md)
+export {
+  dataConverterFor,
+  dataConverterFromEnvironment,
+  encodingFailureConverterPath,
+} from './data-converter.js';
+export { EncryptionCodec } from './codec/encryption-codec.js';
+export { CodecError } from './codec/codec-error.js';
+export { codecKeysFromEnvironment } from './codec/codec-config.js';
+export type { KeyRing } from './codec/key-ring.js';
+
 // Configuration and errors
 export { ConfigError, payloadStoreFromEnvironment, workerConfigFromEnvironment } from './config.js';
 export { openPayloadStore } from './payload-store/open-payload-store.js';

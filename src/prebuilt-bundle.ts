@@ -131,13 +131,19 @@ function parseManifest(text: string): ReturnType<typeof WorkflowBundleManifest.s
 
 /**
  * The workflow code for `Worker.create`: the prebuilt bundle when it is current (see
- * {@link prebuiltBundleProblem}), else the workflows to bundle now, which takes seconds and is
- * said on `say` with the reason.
+ * {@link prebuiltBundleProblem}) unless a `failureConverterPath` must be bundled in, else the
+ * workflows to bundle now (the worker bundles them with its data converter's failure converter),
+ * which takes seconds and is said on `say` with the reason.
  */
 export async function workflowCode(
   say: (line: string) => void,
+  failureConverterPath?: string,
 ): Promise<Pick<WorkerOptions, 'workflowBundle'> | Pick<WorkerOptions, 'workflowsPath'>> {
-  const problem = await prebuiltBundleProblem();
+  // The prebuilt bundle holds the default failure converter, which leaves workflow failures readable.
+  const problem =
+    failureConverterPath === undefined
+      ? await prebuiltBundleProblem()
+      : 'payloads are encrypted, so the workflow code is bundled with the failure converter that encrypts failures too';
   if (problem === undefined) return { workflowBundle: { codePath: prebuiltBundlePath } };
   say(`Bundling the workflow code (about 5 s; ${problem})…`);
   return { workflowsPath };

@@ -22,6 +22,7 @@ import { openPayloadStore } from './payload-store/open-payload-store.js';
 import type { Workspace } from './tools/workspace.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { workflowCode } from './prebuilt-bundle.js';
+import { dataConverterFor } from './data-converter.js';
 import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
 
@@ -119,7 +120,9 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    ...(workflowBundle ? { workflowBundle } : await workflowCode(say)),
+    ...(workflowBundle
+      ? { workflowBundle }
+      : await workflowCode(say, workerOptions?.dataConverter?.failureConverterPath)),
     stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...workerOptions,
@@ -211,7 +214,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
         taskQueue: config.taskQueue,
         ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
         workerOptions: {
-          dataConverter: payloadStore.dataConverter,
+          dataConverter: dataConverterFor(config.codec, payloadStore.dataConverter),
           shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
           maxHeartbeatThrottleInterval: `${config.heartbeatIntervalSeconds}s`,
           ...options.workerOptions,
@@ -224,7 +227,9 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
             ? `a workspace per run in ${config.runWorkspaces.root} `
             : `workspace ${config.workspace} `) +
           `(protected: ${config.workspaceProtect.join(', ') || 'nothing'}), ` +
-          `default model ${config.model.defaultModel} (${config.model.mode} mode). Ctrl-C to stop.`,
+          `default model ${config.model.defaultModel} (${config.model.mode} mode)` +
+          (config.codec ? `, payloads encrypted with key "${config.codec.activeKeyId}"` : '') +
+          '. Ctrl-C to stop.',
       );
       options.onReady?.(worker);
       await worker.run();

@@ -33,6 +33,7 @@ Commands:
   send <id> "<text>"    give a run (or session) a message
   end <id>         end a session
   server start|status|stop   the local Temporal server Keel runs (see \`keel server --help\`)
+  codec-server     decode encrypted payloads for the Web UI and \`temporal\` (docs/encryption.md)
 
 \`keel <command> --help\` for a command's options.${COMMON}`,
   run: `Usage: keel run "<task>" [options]
@@ -124,6 +125,18 @@ log in <KEEL_DATA_DIR>/server.log.
   start     start it (ports KEEL_LOCAL_PORT, KEEL_LOCAL_UI_PORT); says so when it already runs
   status    its PID, address, Web UI, data and uptime; exit code 0 when it runs, 1 when not
   stop      end it: SIGTERM to the recorded PID, only once it is verified to be that server${COMMON}`,
+  'codec-server': `Usage: keel codec-server --token-file <file> [--origin <url>] [options]
+
+Serves Temporal's codec protocol (POST …/decode and …/encode) with the keys the workers encrypt with
+(KEEL_CODEC_KEYS_FILE, or KEEL_CODEC_KEY with KEEL_CODEC_KEY_ID), so the Web UI and
+\`temporal workflow show --codec-endpoint <url> --codec-auth "Bearer <token>"\` show runs decoded.
+Every request needs the token; a browser signs in once at the server's own page (see docs/encryption.md).
+
+  --token-file <file>   the bearer token callers must send (at least 16 characters)
+  --origin <url>[,…]    the Web UI origins browsers may call from, e.g. http://localhost:8233
+  --port <port>         default 8888 (0: any free port)
+  --host <address>      default 127.0.0.1
+  --namespace <name>    the namespace it decodes for (default TEMPORAL_NAMESPACE, else "default")\${COMMON}`,
   end: `Usage: keel end <run id> [options]
 
 Ends a session: at once when it is idle, else after its current answer.${COMMON}`,

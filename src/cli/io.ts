@@ -2,8 +2,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { KeelClient } from '../client.js';
 import { unreachableTemporal } from '../config-error.js';
-import { payloadStoreFromEnvironment, taskQueueFromEnvironment } from '../config.js';
-import { openPayloadStore } from '../payload-store/open-payload-store.js';
+import { taskQueueFromEnvironment } from '../config.js';
+import { clientDataConverterFromEnvironment } from '../data-converter.js';
 import { resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 
@@ -115,7 +115,8 @@ export async function connectClient(
   taskQueue: string,
 ): Promise<{ keel: KeelClient; close(): Promise<void> }> {
   const address = target.connectionOptions.address ?? 'localhost:7233';
-  const { dataConverter } = await openPayloadStore(payloadStoreFromEnvironment());
+  // Before connecting: a bad key or store setting is the error to see, not a connection made for nothing.
+  const dataConverter = await clientDataConverterFromEnvironment();
   const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: '5s' }).catch(
     (error: unknown) => {
       throw unreachableTemporal(address, error);

@@ -25,6 +25,7 @@ import { approveCommand, endCommand, rejectCommand, sendCommand } from './messag
 import { HELP } from './help.js';
 import { runCommand } from './run-command.js';
 import { serverCommand } from './server-command.js';
+import { codecServerCommand } from './codec-server-command.js';
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -46,6 +47,11 @@ const OPTIONS = {
   note: { type: 'string' },
   reason: { type: 'string' },
   wait: { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  origin: { type: 'string' },
+  'token-file': { type: 'string' },
+  namespace: { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
@@ -63,10 +69,11 @@ const ACCEPTS: Record<string, string[]> = {
   send: ['wait'],
   end: [],
   server: [],
+  'codec-server': ['port', 'host', 'origin', 'token-file', 'namespace'],
 };
 
 /** Commands that go on until the run ends or Ctrl-C. */
-const UNTIL_CTRL_C = ['run', 'worker', 'follow', 'send', 'chat'];
+const UNTIL_CTRL_C = ['run', 'worker', 'follow', 'send', 'chat', 'codec-server'];
 
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -129,6 +136,18 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await workerCommand(out, taskQueue, values.tools);
       case 'server':
         return await serverCommand(out, positionals);
+      case 'codec-server':
+        noPositionals(positionals);
+        return await codecServerCommand(out, {
+          port: values.port,
+          host: values.host,
+          origins: (values.origin ?? '')
+            .split(',')
+            .map((origin) => origin.trim())
+            .filter(Boolean),
+          tokenFile: values['token-file'],
+          namespace: values.namespace,
+        });
       case 'list':
         noPositionals(positionals);
         return await listCommand(out, taskQueue, wholeNumber(values.limit, '--limit', 1) ?? 20, values.query);

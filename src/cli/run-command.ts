@@ -5,6 +5,8 @@ import type { Worker } from '@temporalio/worker';
 import { workerConfigFromEnvironment, workspaceProtectFromEnvironment } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { codecKeysFromEnvironment } from '../codec/codec-config.js';
+import { dataConverterFor } from '../data-converter.js';
 import type { KeelClient } from '../client.js';
 import type { RunInputArgs } from '../contract/run-input.js';
 import { shorten } from '../contract/text.js';
@@ -251,7 +253,12 @@ export async function hostWorkerFor(
     connection,
     namespace: target.namespace,
     taskQueue,
-    workerOptions: { dataConverter: (await openPayloadStore(config?.payloadStore)).dataConverter },
+    workerOptions: {
+      dataConverter: dataConverterFor(
+        config ? config.codec : codecKeysFromEnvironment(),
+        (await openPayloadStore(config?.payloadStore)).dataConverter,
+      ),
+    },
   });
   return { worker, connection };
 }

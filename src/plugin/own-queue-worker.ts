@@ -30,10 +30,13 @@ export async function startOwnQueue(
     connection,
     namespace: worker.options.namespace,
     taskQueue,
-    // The main worker's codecs and payload store: its tool calls' payloads are the same run's.
+    // The main worker's codecs, failure converter and payload store: its tool calls' payloads are the same run's.
     dataConverter: {
       payloadCodecs: worker.options.loadedDataConverter.payloadCodecs,
       externalStorage: worker.options.loadedDataConverter.externalStorage,
+      ...(worker.options.dataConverter?.failureConverterPath === undefined
+        ? {}
+        : { failureConverterPath: worker.options.dataConverter.failureConverterPath }),
     },
     activities: { [ACTIVITY_NAMES.executeTool]: prepared.activities[ACTIVITY_NAMES.executeTool] },
     shutdownGraceTime: worker.options.shutdownGraceTimeMs,
