@@ -37,6 +37,8 @@ import {
   runWorkspacesConfig,
 } from './run-workspaces-config.js';
 import type { RunWorkspacesConfig } from './run-workspaces-config.js';
+import { keelTelemetryVariables, telemetryConfigFromEnvironment } from './telemetry/telemetry-config.js';
+import type { TelemetryConfig } from './telemetry/telemetry-config.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
 export interface WorkerConfig {
@@ -88,6 +90,8 @@ export interface WorkerConfig {
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
   shutdownGraceSeconds: number;
   model: ModelConfig;
+  /** `OTEL_EXPORTER_OTLP_*`, `KEEL_OTEL_CAPTURE_CONTENT`, `KEEL_METRICS_PROMETHEUS`: tracing and metrics (off by default). */
+  telemetry: TelemetryConfig;
 }
 
 /** A run limit or budget from the environment, bounded exactly as a run input bounds it. */
@@ -178,6 +182,7 @@ function absolutePaths<Many extends boolean>(
 
 /** Every `KEEL_*` worker variable (the model's are in `modelVariables`), with how to read each. */
 export const workerVariables = {
+  ...keelTelemetryVariables,
   KEEL_TASK_QUEUE: textOr(DEFAULT_TASK_QUEUE),
   KEEL_WORKSPACE: optionalText,
   KEEL_STATE_DIR: optionalText,
@@ -336,6 +341,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
           },
     shutdownGraceSeconds: values.KEEL_SHUTDOWN_GRACE_SECONDS,
     model,
+    telemetry: telemetryConfigFromEnvironment(environment),
   };
 }
 
