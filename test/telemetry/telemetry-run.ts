@@ -53,24 +53,14 @@ export async function tracedRun(server: TestServer, extra: Record<string, string
   const metricsPort = await freePort();
   let worker: CliProcess | undefined;
   try {
-    worker = startCli(['worker'], {
-      env: cliEnvironment({
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-        OPENAI_BASE_URL: model.url,
-        OPENAI_API_KEY: TEST_API_KEY,
-        KEEL_MODEL: MODEL,
-        KEEL_MODEL_PRICES: JSON.stringify({ [MODEL]: { input: 1, output: 2 } }),
-        KEEL_TASK_QUEUE: taskQueue,
-        KEEL_WORKSPACE: workspace,
-        KEEL_STATE_DIR: await mkdtemp(path.join(tmpdir(), 'keel-state-')),
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-        KEEL_METRICS_PROMETHEUS: `127.0.0.1:${metricsPort}`,
-        ...extra,
-      }),
-      cwd: workspace,
+    worker = await startWorker({
+      OPENAI_BASE_URL: model.url,
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_WORKSPACE: workspace,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      KEEL_METRICS_PROMETHEUS: `127.0.0.1:${metricsPort}`,
+      ...extra,
     });
-    await worker.waitForOutput(`Keel worker on task queue "${taskQueue}"`);
     const keel = new KeelClient(server.client, taskQueue);
     const runId = await keel.startRun({ task: MARKERS.task });
     const result = await keel.waitForResult(runId);
@@ -88,6 +78,29 @@ export async function tracedRun(server: TestServer, extra: Record<string, string
     await collector.stop();
     await model.close();
   }
+}
+
+/**
+ * A `keel worker` process on the test server with `settings` (the model, task queue, workspace and
+ * telemetry settings), once it polls.
+ */
+export async function startWorker(
+  settings: Record<string, string> & { KEEL_TASK_QUEUE: string; KEEL_WORKSPACE: string },
+): Promise<CliProcess> {
+  const worker = startCli(['worker'], {
+    env: cliEnvironment({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      OPENAI_API_KEY: TEST_API_KEY,
+      KEEL_MODEL: MODEL,
+      KEEL_MODEL_PRICES: JSON.stringify({ [MODEL]: { input: 1, output: 2 } }),
+      KEEL_STATE_DIR: await mkdtemp(path.join(tmpdir(), 'keel-state-')),
+      ...settings,
+    }),
+    cwd: settings.KEEL_WORKSPACE,
+  });
+  await worker.waitForOutput(`Keel worker on task queue "${settings.KEEL_TASK_QUEUE}"`);
+  return worker;
 }
 
 /** The spans named `name`. */
