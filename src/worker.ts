@@ -111,7 +111,8 @@ export type KeelWorkerOptions = KeelOptions & {
  * activities. Prepares (opens the workspace, runs the start-up checks) before it returns.
  */
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
-  const { connection, namespace, taskQueue, workflowBundle, workerOptions, telemetry, ...keelOptions } = options;
+  const { connection, namespace, taskQueue, workflowBundle, workerOptions, telemetry, ...keelOptions } =
+    options;
   // This worker hosts Keel alone, as `keel worker` did before the prefix: it also serves older runs.
   const plugin = new KeelPlugin({ legacyActivityNames: true, ...keelOptions });
   await plugin.prepare();
