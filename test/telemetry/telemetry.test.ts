@@ -28,7 +28,7 @@ describe('tracing a run to a real OpenTelemetry Collector', () => {
   let run: TracedRun;
   beforeAll(async () => {
     run = await tracedRun(server);
-  }, 600_000);
+  }, 1_200_000);
 
   it('completes the run', () => {
     expect(run.result).toMatchObject({ status: 'completed', finalText: MARKERS.answer });
@@ -114,7 +114,7 @@ describe("the worker's Prometheus endpoint (KEEL_METRICS_PROMETHEUS)", () => {
   let run: TracedRun;
   beforeAll(async () => {
     run = await tracedRun(server);
-  }, 600_000);
+  }, 1_200_000);
 
   it('passes `promtool check metrics`', () => {
     const check = spawnSync('promtool', ['check', 'metrics'], { input: run.metrics, encoding: 'utf8' });
@@ -162,5 +162,5 @@ describe('tracing with KEEL_OTEL_CAPTURE_CONTENT=true', () => {
     );
     expect(results.join('\n')).toContain(MARKERS.file);
     expect(allAttributeText(named(run.spans, `chat ${MODEL}`))).toContain(MARKERS.answer);
-  }, 600_000);
+  }, 1_200_000);
 });

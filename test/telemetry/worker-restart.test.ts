@@ -80,7 +80,7 @@ describe('a traced run across a worker killed mid-turn', () => {
       await collector.stop();
       await model.close();
     }
-  }, 600_000);
+  }, 1_200_000);
 });
 
 describe('a collector that cannot be reached', () => {
