@@ -45,6 +45,8 @@ import {
 import type { RunWorkspacesConfig } from './run-workspaces-config.js';
 import { codecKeysFromEnvironment, codecVariables } from './codec/codec-config.js';
 import type { KeyRing } from './codec/key-ring.js';
+import { keelTelemetryVariables, telemetryConfigFromEnvironment } from './telemetry/telemetry-config.js';
+import type { TelemetryConfig } from './telemetry/telemetry-config.js';
 
 /** Worker settings from the environment. Temporal connection settings come from `@temporalio/envconfig`. */
 export interface WorkerConfig {
@@ -104,6 +106,8 @@ export interface WorkerConfig {
   model: ModelConfig;
   /** `KEEL_CODEC_KEYS_FILE`, or `KEEL_CODEC_KEY` with `KEEL_CODEC_KEY_ID`: payloads encrypted with these keys; plain when absent. */
   codec: KeyRing | undefined;
+  /** `OTEL_EXPORTER_OTLP_*`, `KEEL_OTEL_CAPTURE_CONTENT`, `KEEL_METRICS_PROMETHEUS`: tracing and metrics (off by default). */
+  telemetry: TelemetryConfig;
 }
 
 /** A run limit or budget from the environment, bounded exactly as a run input bounds it. */
@@ -194,6 +198,7 @@ function absolutePaths<Many extends boolean>(
 
 /** Every `KEEL_*` worker variable (the model's are in `modelVariables`), with how to read each. */
 export const workerVariables = {
+  ...keelTelemetryVariables,
   KEEL_TASK_QUEUE: textOr(DEFAULT_TASK_QUEUE),
   KEEL_WORKSPACE: optionalText,
   KEEL_STATE_DIR: optionalText,
@@ -396,6 +401,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     shutdownGraceSeconds: values.KEEL_SHUTDOWN_GRACE_SECONDS,
     model,
     codec: codecKeysFromEnvironment(environment),
+    telemetry: telemetryConfigFromEnvironment(environment),
   };
 }
 

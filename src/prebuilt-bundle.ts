@@ -8,6 +8,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Compiler } from 'webpack';
 import { z } from 'zod';
+import { workflowInterceptorModules } from './telemetry/workflow-interceptor-modules.js';
 
 /**
  * What the prebuilt bundle was built from, on its first line: each compiled module of this package
@@ -63,6 +64,8 @@ export async function writeWorkflowBundle(): Promise<void> {
   };
   const bundle = await bundleWorkflowCode({
     workflowsPath,
+    // The tracing interceptors are always in the bundle; with tracing off their spans are dropped.
+    workflowInterceptorModules: [...workflowInterceptorModules],
     webpackConfigHook: (config) => ({ ...config, plugins: [...(config.plugins ?? []), collector] }),
     logger: {
       trace: () => undefined,

@@ -25,6 +25,9 @@ import { workflowCode } from './prebuilt-bundle.js';
 import { dataConverterFor } from './data-converter.js';
 import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
+import { startTelemetry } from './telemetry/start-telemetry.js';
+import type { WorkerTelemetry } from './telemetry/start-telemetry.js';
+import { KeelTelemetryPlugin } from './telemetry/telemetry-plugin.js';
 
 /**
  * The tools a worker configured by `config` offers: the built-in ones, plus `run_command` and
@@ -104,6 +107,8 @@ export type KeelWorkerOptions = KeelOptions & {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Extra `Worker.create` options (shutdown grace, concurrency); `plugins` are added to Keel's. */
   workerOptions?: Partial<WorkerOptions>;
+  /** Tracing and content capture (see docs/observability.md); Keel's metrics are counted either way. */
+  telemetry?: Pick<WorkerTelemetry, 'captureContent' | 'tracing'>;
 };
 
 /**
@@ -111,7 +116,8 @@ export type KeelWorkerOptions = KeelOptions & {
  * activities. Prepares (opens the workspace, runs the start-up checks) before it returns.
  */
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
-  const { connection, namespace, taskQueue, workflowBundle, workerOptions, ...keelOptions } = options;
+  const { connection, namespace, taskQueue, workflowBundle, workerOptions, telemetry, ...keelOptions } =
+    options;
   // This worker hosts Keel alone, as `keel worker` did before the prefix: it also serves older runs.
   const plugin = new KeelPlugin({ legacyActivityNames: true, ...keelOptions });
   await plugin.prepare();
@@ -126,7 +132,15 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     stickyQueueScheduleToStartTimeout: `${STICKY_QUEUE_TIMEOUT_SECONDS}s`,
     maxHeartbeatThrottleInterval: `${DEFAULT_HEARTBEAT_INTERVAL_SECONDS}s`,
     ...workerOptions,
-    plugins: [plugin, ...(workerOptions?.plugins ?? [])],
+    plugins: [
+      plugin,
+      new KeelTelemetryPlugin({
+        captureContent: telemetry?.captureContent ?? false,
+        ...(keelOptions.prices ? { prices: keelOptions.prices } : {}),
+        ...(telemetry?.tracing ? { tracing: telemetry.tracing } : {}),
+      }),
+      ...(workerOptions?.plugins ?? []),
+    ],
   }).catch(async (error: unknown) => {
     await plugin.close();
     throw error;
@@ -179,6 +193,11 @@ export interface RunWorkerOptions {
   dataDirectory?: string;
   /** Extra `Worker.create` options on top of the configured ones (tests limit concurrency with it). */
   workerOptions?: Partial<WorkerOptions>;
+  /**
+   * Whether to install the SDK runtime when `KEEL_METRICS_PROMETHEUS` asks for its Prometheus endpoint
+   * (default true); false in a process that installed its own, since that happens once per process.
+   */
+  installRuntime?: boolean;
   /** Where the worker's own lines go (default `console`; `keel worker --json` keeps stdout for JSON). */
   console?: Pick<Console, 'log' | 'info' | 'warn' | 'error' | 'debug'>;
 }
@@ -193,7 +212,10 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   await checkRunCommandSandbox(config, say);
   const { connectionOptions, namespace } = options.target ?? loadClientConnectConfig();
   const address = connectionOptions.address ?? 'localhost:7233';
-  const connection = await NativeConnection.connect(connectionOptions).catch((error: unknown) => {
+  // Before the first connection: the runtime (with its Prometheus endpoint) is made once per process.
+  const telemetry = startTelemetry(config.telemetry, { installRuntime: options.installRuntime ?? true });
+  const connection = await NativeConnection.connect(connectionOptions).catch(async (error: unknown) => {
+    await telemetry.shutdown();
     throw unreachableTemporal(address, error);
   });
   const payloadStore = await openPayloadStore(config.payloadStore).catch(async (error: unknown) => {
@@ -212,6 +234,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
         connection,
         namespace: namespace ?? 'default',
         taskQueue: config.taskQueue,
+        telemetry,
         ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
         workerOptions: {
           dataConverter: dataConverterFor(config.codec, payloadStore.dataConverter),
@@ -240,6 +263,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
     await sweeper.stop();
     await payloadStore.close();
     await connection.close();
+    await telemetry.shutdown();
   }
 }
 

@@ -58,6 +58,7 @@ describe('workerConfigFromEnvironment', () => {
       runCommand: undefined,
       httpFetch: undefined,
       model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
+      telemetry: { tracing: undefined, captureContent: false, prometheusBindAddress: undefined },
     });
   });
 

@@ -1,4 +1,6 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { runtimeTelemetryOptions } from '../telemetry/start-telemetry.js';
+import { telemetryConfigFromEnvironment } from '../telemetry/telemetry-config.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import type { NativeConnection, Worker } from '@temporalio/worker';
@@ -49,7 +51,12 @@ export async function chatCommand(out: Output, options: ChatCommandOptions): Pro
   let config = !remote && !(await localServerRunning()) ? requireWorkerConfig() : undefined;
   // As in `keel run`: this process answers Ctrl-C itself, and a hosted worker's warnings go to a file.
   const workerLog = new HostedWorkerLog(dataDirectory());
-  Runtime.install({ shutdownSignals: [], logger: workerLog.logger });
+  // The one runtime of this process, so the Prometheus endpoint (KEEL_METRICS_PROMETHEUS) is set here too.
+  Runtime.install({
+    shutdownSignals: [],
+    logger: workerLog.logger,
+    ...runtimeTelemetryOptions(telemetryConfigFromEnvironment()),
+  });
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const client = await connectClient(target, options.taskQueue);
   const prompt = new LinePrompt();

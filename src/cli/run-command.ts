@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { runtimeTelemetryOptions } from '../telemetry/start-telemetry.js';
+import { telemetryConfigFromEnvironment } from '../telemetry/telemetry-config.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { CombinedWorkerRunError, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
@@ -57,7 +59,12 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
   // lifecycle chatter would drown the progress lines: warnings and errors only, and those to a file
   // (the run's own failure line says what happened).
   const workerLog = new HostedWorkerLog(dataDirectory());
-  Runtime.install({ shutdownSignals: [], logger: workerLog.logger });
+  // The one runtime of this process, so the Prometheus endpoint (KEEL_METRICS_PROMETHEUS) is set here too.
+  Runtime.install({
+    shutdownSignals: [],
+    logger: workerLog.logger,
+    ...runtimeTelemetryOptions(telemetryConfigFromEnvironment()),
+  });
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;
