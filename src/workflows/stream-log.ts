@@ -18,11 +18,11 @@ import { streamPublishSignal, streamReadQuery, streamWaitUpdate } from './stream
 export const STREAM_PATCH = 'keel-stream';
 
 /**
- * Most bytes of events the log keeps in memory. At each turn's end, events older than the previous
- * turn are dropped, and then the oldest beyond this: a subscriber far behind sees a gap, and the log
- * never grows with the run.
+ * Most bytes of events the log keeps in memory: at each turn's end the oldest beyond it are dropped,
+ * so the log never grows with the run, and a subscriber that far behind sees a gap. Bytes, not
+ * turns: a subscriber handing over across continue-as-new may fall a few short turns behind.
  */
-export const STREAM_LOG_BYTES = 256_000;
+export const STREAM_LOG_BYTES = 128_000;
 
 /** Most bytes of the newest events carried across continue-as-new (inside one payload with the rest). */
 export const STREAM_CARRIED_BYTES = 64_000;
@@ -46,14 +46,12 @@ interface TurnAttempt {
 /**
  * A run's stream: an append-only, offset-addressed log in workflow memory, built from the publish
  * signals in history and the workflow's own events, so replay rebuilds it exactly. It keeps the
- * current and previous turn (and at most {@link STREAM_LOG_BYTES} besides); readers ask for offsets.
+ * newest {@link STREAM_LOG_BYTES}; readers ask for offsets.
  */
 export class StreamLog {
   private items: StreamItem[];
   private bytes: number;
   private open: TurnAttempt | undefined;
-  /** Offset of the first event of each turn still in the log. */
-  private readonly turnStarts = new Map<number, number>();
   private closing = false;
   private nextOffset: number;
 
@@ -96,14 +94,13 @@ export class StreamLog {
   /** A turn starts: batches for it are taken from now on. */
   openTurn(turn: number): void {
     this.open = { turn, attempt: 0, sequence: 0, published: false };
-    this.turnStarts.set(turn, this.nextOffset);
   }
 
   /** The turn's model call returned: its text is final, late batches of it are dropped. */
   endTurn(turn: number): void {
     this.open = undefined;
     this.append({ type: 'turn_end', turn });
-    this.truncate(turn);
+    this.truncate();
   }
 
   /** The turn's model call failed for good: what it streamed is void. */
@@ -179,19 +176,12 @@ export class StreamLog {
     return { head: this.nextOffset, closing: this.closing };
   }
 
-  /**
-   * Drops the events older than the previous turn's, then the oldest while the rest is over
-   * {@link STREAM_LOG_BYTES}; the newest event always stays.
-   */
-  private truncate(turn: number): void {
-    const keepFrom = this.turnStarts.get(turn - 1) ?? this.turnStarts.get(turn) ?? this.base;
-    for (const known of [...this.turnStarts.keys()]) if (known < turn - 1) this.turnStarts.delete(known);
+  /** Drops the oldest events while the log is over {@link STREAM_LOG_BYTES}; the newest always stays. */
+  private truncate(): void {
     let drop = 0;
     let bytes = this.bytes;
-    for (const item of this.items) {
-      if (this.items.length - drop <= 1) break;
-      if (item.offset >= keepFrom && bytes <= STREAM_LOG_BYTES) break;
-      bytes -= jsonBytes(item);
+    while (bytes > STREAM_LOG_BYTES && this.items.length - drop > 1) {
+      bytes -= jsonBytes(this.items[drop]);
       drop += 1;
     }
     if (drop === 0) return;
