@@ -280,6 +280,8 @@ export class ScriptedModel {
     startingAfter: string | null,
   ): Promise<void> {
     this.streamRetrievals.push(id);
+    // Waiters hear of it now: the stream itself may stay open until the test lets the response finish.
+    this.notify();
     const stream = this.#stored.get(id)?.stream;
     if (stream === undefined)
       return this.send(response, 404, { error: { message: `No streamed response with id '${id}' found.` } });

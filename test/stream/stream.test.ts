@@ -76,6 +76,10 @@ describe.each<ModelMode>(['foreground', 'background'])('the stream of a run (%s 
       const all = [...first, ...rest];
       expect(all.map((item) => item.offset)).toEqual(all.map((_, index) => index));
       expect(shownText(all)).toEqual([ANSWER]);
+      // One attempt did it all: a pause in the model's output is not a failure.
+      expect(all.some(({ event }) => event.type === 'reset')).toBe(false);
+      expect(model.requests).toHaveLength(1);
+      expect(model.streamRetrievals).toEqual([]);
     });
   });
 });
