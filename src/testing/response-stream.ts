@@ -117,7 +117,9 @@ export class ResponseStream {
       if (event.type === 'response.output_text.delta') {
         onDelta();
         // One delta per tick, as a model writes: a reader sees them arrive, not all at once.
-        await new Promise((resolve) => setImmediate(resolve));
+        await new Promise((resolve) =>
+          plan.deltaMs === undefined ? setImmediate(resolve) : setTimeout(resolve, plan.deltaMs),
+        );
       }
     }
     this.done = true;
@@ -149,6 +151,7 @@ export class ResponseStream {
       await new Promise<void>((resolve) => {
         const listener = (): void => {
           this.#listeners.delete(listener);
+          response.removeListener('close', listener);
           resolve();
         };
         this.#listeners.add(listener);

@@ -69,6 +69,8 @@ export type ScriptStep =
  * network fault would (a foreground attempt then fails).
  */
 export interface StreamPlan {
+  /** Milliseconds between deltas, as a model writing at that pace (default: one per event-loop turn). */
+  deltaMs?: number;
   pauseAfter?: number;
   resume?: Promise<unknown>;
   cutAfter?: number;
