@@ -175,7 +175,8 @@ export function createActivities(dependencies: ActivityDependencies) {
             })
           : undefined;
       let spent: number | undefined;
-      const publisher = request.stream === true ? turnPublisher(context, request.turn, logger) : undefined;
+      const publisher =
+        request.stream === true ? turnPublisher(context, request.turn, sanitizer, logger) : undefined;
       try {
         // Heartbeats from the start, the background create included: a server slow to accept must not
         // look like a dead worker, or every attempt would time out and pay for another generation.

@@ -7,6 +7,7 @@ import type { TestServer } from '../support/harness.js';
 import { deferred } from '../support/deferred.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { echoTool } from '../support/test-tools.js';
+import { historyText } from '../support/history.js';
 import { shownText } from './shown-text.js';
 
 let server: TestServer;
@@ -105,6 +106,19 @@ describe('a turn whose attempt dies mid-stream', () => {
       expect(ANSWER.startsWith(before)).toBe(true);
       expect(items[reset]?.event).toEqual({ type: 'reset', turn: 1, reason: 'retried' });
       expect(shownText(items)).toEqual([ANSWER]);
+    });
+  });
+});
+
+describe('a secret the model writes into its streamed text', () => {
+  it('is redacted before it leaves the worker: neither the caller nor the history sees it', async () => {
+    const secret = 'sk-live-7f3a9c2e5b1d8f4a';
+    const model = await ScriptedModel.start([reply.text(`Your key is ${secret} and nothing else.`)]);
+    await withTestWorker(server, { model, modelMode: 'foreground', secrets: [secret] }, async ({ keel }) => {
+      const runId = await keel.startRun({ task: 'tell me the key' });
+      const items = await collect(keel, runId);
+      expect(shownText(items)).toEqual(['Your key is [redacted] and nothing else.']);
+      expect(await historyText(keel.temporal, runId)).not.toContain(secret);
     });
   });
 });
