@@ -30,6 +30,8 @@ import {
   stateQuery,
 } from './workflows/messages.js';
 import type { agentRun } from './workflows/agent-run.js';
+import type { StreamItem } from './contract/stream-event.js';
+import { subscribe } from './stream/subscribe.js';
 
 /** A run input was refused before anything was started. */
 export class InvalidRunInputError extends Error {
@@ -127,6 +129,15 @@ export class KeelClient {
       if (result !== undefined) return result;
       throw error;
     }
+  }
+
+  /**
+   * The run's stream: text deltas, call starts, observations, turn ends, resets and the end, each
+   * with its offset. Iterate with `for await`; to resume after a disconnect, pass `from` one past
+   * the last offset seen. See docs/contract.md, "Streaming".
+   */
+  stream(runId: string, options: { from?: number } = {}): AsyncGenerator<StreamItem, void, undefined> {
+    return subscribe(this.temporal, runId, options);
   }
 
   /** Asks the run to stop: the running model call or tool is aborted and the run ends as Canceled. */
@@ -235,3 +246,5 @@ function firstLine(text: string): string {
 // result, state and message of a run.
 export * from './contract/index.js';
 export * from './contract/run-messages.js';
+export * from './contract/stream-event.js';
+export { RunNotStreamingError } from './stream/subscribe.js';

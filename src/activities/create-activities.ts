@@ -31,6 +31,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
 import { runIsGone } from './run-is-gone.js';
+import { turnPublisher } from './turn-publisher.js';
 import { runWorkspaceActivities } from './run-workspace-activities.js';
 
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
@@ -174,6 +175,8 @@ export function createActivities(dependencies: ActivityDependencies) {
             })
           : undefined;
       let spent: number | undefined;
+      const publisher =
+        request.stream === true ? turnPublisher(context, request.turn, sanitizer, logger) : undefined;
       try {
         // Heartbeats from the start, the background create included: a server slow to accept must not
         // look like a dead worker, or every attempt would time out and pay for another generation.
@@ -182,6 +185,7 @@ export function createActivities(dependencies: ActivityDependencies) {
             signal,
             // The SDK's own 10-minute default would cut a longer turn the run allows short.
             timeoutMs: context.info.startToCloseTimeoutMs,
+            ...(publisher !== undefined && { sink: publisher }),
             ...(background && {
               background: {
                 ...(resumeResponseId !== undefined && { resumeResponseId }),
@@ -195,6 +199,8 @@ export function createActivities(dependencies: ActivityDependencies) {
           }),
         );
         spent = turn.usage.totalTokens;
+        // The stream's events reach history before the turn's result does.
+        await publisher?.close();
         // The model may echo a secret (decoded from a tool's output, say): redact it before history keeps it.
         return checkTurnSize(sanitizer.value(turn), request);
       } catch (error) {
@@ -220,6 +226,7 @@ export function createActivities(dependencies: ActivityDependencies) {
           ...(failure.retryAfterMs !== undefined ? { nextRetryDelay: failure.retryAfterMs } : {}),
         });
       } finally {
+        await publisher?.close();
         await permit?.release(spent);
       }
     },

@@ -48,5 +48,7 @@ export const ModelRequest = z.object({
   reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).optional(),
   /** The agent (and its version) the turn runs under, for a run started with one. */
   agent: AgentStamp.optional(),
+  /** Stream the turn's events to the run (`keel.stream.publish`) while it is generated. */
+  stream: z.boolean().optional(),
 });
 export type ModelRequest = z.infer<typeof ModelRequest>;

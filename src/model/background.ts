@@ -1,7 +1,13 @@
 import type OpenAI from 'openai';
-import { APIConnectionTimeoutError, NotFoundError } from 'openai';
-import type { Response, ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
+import { APIConnectionError, APIConnectionTimeoutError, NotFoundError } from 'openai';
+import type {
+  Response,
+  ResponseCreateParamsNonStreaming,
+  ResponseStreamEvent,
+} from 'openai/resources/responses/responses';
 import { ModelError } from './model-error.js';
+import { readResponseEvents, replayResponse } from './stream-events.js';
+import type { TurnSink } from './stream-events.js';
 
 /** How often a background response is polled: starting fast, slowing down for long generations. */
 export interface PollSchedule {
@@ -31,6 +37,12 @@ export interface BackgroundOptions {
   schedule?: PollSchedule;
   /** Longest wait for the create request; {@link DEFAULT_CREATE_TIMEOUT_MS} when absent. */
   createTimeoutMs?: number;
+  /**
+   * Stream the response instead of polling it, telling its text and call starts here. A re-attached
+   * attempt streams the response from its first event again (the caller has been told to reset
+   * the turn), and a dropped stream resumes after the last event seen (`starting_after`).
+   */
+  sink?: TurnSink;
 }
 
 /** Statuses of a response that is still being generated. */
@@ -47,6 +59,7 @@ export async function runBackgroundResponse(
   options: BackgroundOptions,
 ): Promise<Response> {
   const { signal } = options;
+  if (options.sink !== undefined) return streamBackground(client, params, { ...options, sink: options.sink });
   const resumed =
     options.resumeResponseId === undefined
       ? undefined
@@ -65,6 +78,85 @@ export async function runBackgroundResponse(
     options.onPoll?.();
   }
   return response;
+}
+
+/** {@link runBackgroundResponse} with a stream instead of polls. */
+async function streamBackground(
+  client: OpenAI,
+  params: ResponseCreateParamsNonStreaming,
+  options: BackgroundOptions & { sink: TurnSink },
+): Promise<Response> {
+  const { signal, sink } = options;
+  let id: string | undefined;
+  let lastSequence: number | undefined;
+  const known = (responseId: string): void => {
+    if (id !== undefined) return;
+    id = responseId;
+    options.onResponseId(responseId);
+  };
+  const tracked = async function* (events: AsyncIterable<ResponseStreamEvent>) {
+    for await (const event of events) {
+      lastSequence = event.sequence_number;
+      options.onPoll?.();
+      yield event;
+    }
+  };
+  // Not a spread: the sink may be a class whose methods live on its prototype.
+  const watching: TurnSink = {
+    text: (delta) => sink.text(delta),
+    toolCall: (callId, name) => sink.toolCall(callId, name),
+    responseId: known,
+  };
+  if (options.resumeResponseId !== undefined) {
+    const resumed = await reattach(client, options.resumeResponseId, signal);
+    if (resumed !== undefined) {
+      known(resumed.id);
+      if (resumed.status === undefined || !RUNNING.has(resumed.status)) {
+        // Finished while no attempt watched: the caller gets the whole turn at once.
+        replayResponse(resumed, sink);
+        return resumed;
+      }
+    }
+  }
+  for (let drops = 0; ; drops += 1) {
+    try {
+      const events =
+        id === undefined
+          ? await createStream(client, params, signal, options.createTimeoutMs)
+          : await client.responses.retrieve(
+              id,
+              { stream: true, ...(lastSequence !== undefined ? { starting_after: lastSequence } : {}) },
+              { signal, maxRetries: 0 },
+            );
+      return await readResponseEvents(tracked(events), watching);
+    } catch (error) {
+      // Within one attempt a dropped connection resumes where it stopped; anything else is the attempt's.
+      if (id === undefined || signal.aborted || drops >= 3 || !(error instanceof APIConnectionError))
+        throw error;
+    }
+  }
+}
+
+/** Creates the background response as a stream, within `timeoutMs` for the server to accept it. */
+async function createStream(
+  client: OpenAI,
+  params: ResponseCreateParamsNonStreaming,
+  signal: AbortSignal,
+  timeoutMs = DEFAULT_CREATE_TIMEOUT_MS,
+): Promise<AsyncIterable<ResponseStreamEvent>> {
+  try {
+    return await client.responses.create(
+      { ...params, background: true, store: true, stream: true },
+      { signal, timeout: timeoutMs, maxRetries: 0 },
+    );
+  } catch (error) {
+    if (!(error instanceof APIConnectionTimeoutError) || signal.aborted) throw error;
+    throw new ModelError(
+      'ModelError.CreateTimeout',
+      `The model server did not accept the background request within ${timeoutMs / 1000} s`,
+      true,
+    );
+  }
 }
 
 /**

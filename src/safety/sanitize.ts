@@ -61,6 +61,8 @@ export interface Sanitizer {
   head(text: string, length: number): string;
   /** {@link output} applied to every string (and object key) inside plain JSON-like data; other values kept. */
   value<T>(value: T): T;
+  /** Length of the longest end of `text` that begins a secret: what a growing (streamed) text must hold back. */
+  unsettled(text: string): number;
 }
 
 /** Builds a {@link Sanitizer}. */
@@ -91,6 +93,18 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
   return {
     output,
     value,
+    unsettled(text) {
+      let longest = 0;
+      for (const form of forms) {
+        for (let length = Math.min(form.text.length - 1, text.length); length > longest; length--) {
+          if (text.endsWith(form.text.slice(0, length))) {
+            longest = length;
+            break;
+          }
+        }
+      }
+      return longest;
+    },
     head(text, length) {
       if (text.length <= length + 3 * margin) return output(text).slice(0, length);
       // One margin to drop, one for what redaction before the cut may take away.

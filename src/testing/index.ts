@@ -17,4 +17,5 @@ export type {
   Script,
   ScriptPolicy,
   ScriptStep,
+  StreamPlan,
 } from './script.js';

@@ -2,7 +2,7 @@
  * Builders for the steps of a scripted model: Responses API answers made of text, reasoning and
  * function calls, errors, held and hanging answers.
  */
-import type { ScriptStep } from './script.js';
+import type { ScriptStep, StreamPlan } from './script.js';
 
 /** A function call the scripted model emits. */
 export interface ScriptedCall {
@@ -92,6 +92,11 @@ export const reply = {
   slowToAccept(step: ScriptStep, accept: Promise<unknown>): ScriptStep {
     if (step.kind !== 'response') throw new Error('only responses can be slow to accept');
     return { ...step, accept };
+  },
+  /** The same step, streamed as `plan` says when the request asks for a stream. */
+  streamed(step: ScriptStep, plan: StreamPlan): ScriptStep {
+    if (step.kind !== 'response') throw new Error('only responses can be streamed');
+    return { ...step, stream: plan };
   },
   /** A final answer. */
   text(text: string): ScriptStep {

@@ -57,9 +57,24 @@ export type ScriptStep =
       hold?: Promise<unknown>;
       /** The create request is not answered before this settles, in either mode: a server slow to accept. */
       accept?: Promise<unknown>;
+      /** How a streamed answer (`stream: true`) goes out; see {@link StreamPlan}. */
+      stream?: StreamPlan;
     }
   | { kind: 'error'; status: number; headers?: Record<string, string>; body: unknown }
   | { kind: 'hang' };
+
+/**
+ * How a streamed answer goes out: text in word-sized deltas. `pauseAfter` deltas, it waits for
+ * `resume` (a worker can be killed meanwhile); `cutAfter` deltas, it drops the connection, as a
+ * network fault would (a foreground attempt then fails).
+ */
+export interface StreamPlan {
+  /** Milliseconds between deltas, as a model writing at that pace (default: one per event-loop turn). */
+  deltaMs?: number;
+  pauseAfter?: number;
+  resume?: Promise<unknown>;
+  cutAfter?: number;
+}
 
 /** Answers a request by looking at it, for runs whose requests interleave (concurrent runs). */
 export type ScriptPolicy = (request: RecordedRequest) => ScriptStep;

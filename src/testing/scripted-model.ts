@@ -5,7 +5,8 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RecordedRequest, ResponsesRequestBody, Script } from './script.js';
+import { ResponseStream } from './response-stream.js';
+import type { RecordedRequest, ResponsesRequestBody, Script, ScriptStep } from './script.js';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -23,6 +24,8 @@ interface StoredResponse {
   body: Record<string, unknown>;
   settled: boolean;
   cancelled: boolean;
+  /** Its events, when it was created as a stream: a re-attaching client can stream it again. */
+  stream?: ResponseStream;
 }
 
 /**
@@ -39,6 +42,10 @@ export class ScriptedModel {
   readonly retrievals: string[] = [];
   /** Ids of background responses that were cancelled. */
   readonly cancellations: string[] = [];
+  /** Text deltas streamed so far (`stream: true` requests), over all responses. */
+  deltasSent = 0;
+  /** Streams a client opened on a background response (`GET …?stream=true`), by id, one entry each. */
+  readonly streamRetrievals: string[] = [];
   /** What went wrong so far (unscripted, invalid or failed requests); {@link assertDone} reports them. */
   readonly problems: string[] = [];
   readonly #script: Script;
@@ -121,9 +128,12 @@ export class ScriptedModel {
     const raw = Buffer.concat(chunks).toString('utf8');
     const route = `${request.method} ${request.url}`;
     try {
-      const byId = /^\/v1\/responses\/([^/]+)(\/cancel)?$/.exec(request.url ?? '');
-      if (request.method === 'POST' && request.url === '/v1/responses')
+      const url = new URL(request.url ?? '/', 'http://scripted');
+      const byId = /^\/v1\/responses\/([^/]+)(\/cancel)?$/.exec(url.pathname);
+      if (request.method === 'POST' && url.pathname === '/v1/responses')
         return await this.create(request, response, raw);
+      if (request.method === 'GET' && byId && !byId[2] && url.searchParams.get('stream') === 'true')
+        return await this.retrieveStream(response, byId[1]!, url.searchParams.get('starting_after'));
       if (request.method === 'GET' && byId && !byId[2]) return this.retrieve(response, byId[1]!);
       if (request.method === 'POST' && byId?.[2]) return this.cancel(response, byId[1]!);
       this.problems.push(`unexpected ${route}`);
@@ -182,6 +192,7 @@ export class ScriptedModel {
           // The client gave up waiting; like the real API, the response may exist all the same.
           if (response.destroyed && body.background !== true) return;
         }
+        if (body.stream === true) return await this.stream(response, answer, step, body.background === true);
         if (body.background === true) {
           const stored: StoredResponse = {
             body: { ...answer, background: true },
@@ -221,6 +232,62 @@ export class ScriptedModel {
         response.on('close', () => this.#hanging.delete(response));
         return;
     }
+  }
+
+  /** Answers with server-sent events, generated as the step's plan says (a background one is kept). */
+  private async stream(
+    response: ServerResponse,
+    answer: Record<string, unknown>,
+    step: Extract<ScriptStep, { kind: 'response' }>,
+    background: boolean,
+  ): Promise<void> {
+    const generation = new ResponseStream(background ? { ...answer, background: true } : answer);
+    const plan = step.stream ?? {};
+    // A held step streams nothing until its hold settles, as a model still thinking would.
+    const paced =
+      step.hold !== undefined && plan.resume === undefined
+        ? { ...plan, pauseAfter: plan.pauseAfter ?? 0, resume: step.hold }
+        : plan;
+    const finished = generation.generate(paced, () => {
+      this.deltasSent += 1;
+      this.notify();
+    });
+    if (background) {
+      const stored: StoredResponse = {
+        body: { ...answer, background: true },
+        settled: false,
+        cancelled: false,
+        stream: generation,
+      };
+      this.#stored.set(answer.id as string, stored);
+      finished.then(
+        (how) => {
+          stored.settled = how === 'done';
+        },
+        (error: unknown) =>
+          this.problems.push(`the stream of ${String(answer.id)} failed: ${messageOf(error)}`),
+      );
+    }
+    this.#hanging.add(response);
+    await generation.pipe(response, -1, finished);
+    this.#hanging.delete(response);
+  }
+
+  /** Streams a stored background response again, from after `startingAfter`. */
+  private async retrieveStream(
+    response: ServerResponse,
+    id: string,
+    startingAfter: string | null,
+  ): Promise<void> {
+    this.streamRetrievals.push(id);
+    // Waiters hear of it now: the stream itself may stay open until the test lets the response finish.
+    this.notify();
+    const stream = this.#stored.get(id)?.stream;
+    if (stream === undefined)
+      return this.send(response, 404, { error: { message: `No streamed response with id '${id}' found.` } });
+    this.#hanging.add(response);
+    await stream.pipe(response, startingAfter === null ? -1 : Number(startingAfter));
+    this.#hanging.delete(response);
   }
 
   private retrieve(response: ServerResponse, id: string): void {

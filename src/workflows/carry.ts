@@ -3,6 +3,7 @@ import { ObservationsInput } from '../contract/observations-input.js';
 import { RunEvent } from '../contract/run-event.js';
 import { Usage } from '../contract/usage.js';
 import { ConversationSnapshot } from './conversation.js';
+import { CarriedStream } from './stream-log.js';
 
 /**
  * What the next model turn sends, before it is turned into a request: `idle` means a session waits
@@ -45,5 +46,7 @@ export const Carried = z.object({
   ending: z.boolean(),
   /** The task queue of the worker holding the run's workspace, when its worker pins workspaces. */
   workspaceQueue: z.string().optional(),
+  /** Where the stream's offsets continue, and its newest events. */
+  stream: CarriedStream.optional(),
 });
 export type Carried = z.infer<typeof Carried>;

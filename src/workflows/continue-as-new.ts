@@ -48,7 +48,9 @@ type AgentRun = (...args: AgentRunArgs) => Promise<RunResult>;
  */
 export async function continueAsNewNow(run: RunContext, next: NextInput): Promise<never> {
   const { state } = run;
-  // Updates that are mid-way must finish here: the next execution would not know them.
+  // Stream waits are released (their subscribers wait again on the next execution), and updates that
+  // are mid-way must finish here: the next execution would not know them.
+  run.stream?.close();
   await condition(allHandlersFinished);
   log.info('Continuing as new', { turn: state.turn, historyLength: workflowInfo().historyLength });
   const carry: Carried = {
@@ -70,6 +72,7 @@ export async function continueAsNewNow(run: RunContext, next: NextInput): Promis
     ...(run.conversation !== null
       ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
       : {}),
+    ...(run.stream !== undefined ? { stream: run.stream.carry() } : {}),
   };
   const continued = patched(CONTINUED_STATUS_PATCH) && run.searchAttributes;
   if (!continued) return makeContinueAsNewFunc<AgentRun>()(run.givenInput, carry);

@@ -46,6 +46,8 @@ export function finish(run: RunContext, ending: Ending): RunResult {
   state.phase = 'finished';
   state.pendingCalls = [];
   state.result = result;
+  run.stream?.append({ type: 'end', status: result.status });
+  run.stream?.close();
   publish(run, { status: result.status });
   log.info('Run finished', { status: result.status, turns: result.turns });
   return result;

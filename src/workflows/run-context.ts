@@ -6,6 +6,7 @@ import type { ToolInfo } from '../contract/tool-info.js';
 import type { ModelPrice } from '../contract/usage.js';
 import type { Approvals } from './approvals.js';
 import type { Conversation } from './conversation.js';
+import type { StreamLog } from './stream-log.js';
 import type { ActivityNames } from './keel-activities.js';
 import type { StopCondition } from './stop-conditions.js';
 
@@ -54,6 +55,8 @@ export interface RunContext {
   flags: RunFlags;
   /** Where the run's workspace is, when its worker pins workspaces (see `WORKSPACE_AFFINITY_PATCH`). */
   workspace: WorkspaceRoute | undefined;
+  /** The run's stream to callers, in executions that stream (see `STREAM_PATCH`). */
+  stream: StreamLog | undefined;
 }
 
 /** What changes between steps besides the state. */

@@ -23,6 +23,7 @@ import { ownValue } from './own-value.js';
 import { publish, updateCost } from './publish.js';
 import type { RunContext, RunFlags } from './run-context.js';
 import type { Step } from './steps.js';
+import { STREAM_PATCH, StreamLog } from './stream-log.js';
 import { anyOf, budgetConditions, turnLimit } from './stop-conditions.js';
 
 /**
@@ -79,6 +80,8 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     flags.ending = true;
   };
   setMessageHandlers({ state, input: given, approvals, queue, endSession }, strict);
+  const stream = patched(STREAM_PATCH) ? new StreamLog(carried?.stream) : undefined;
+  stream?.listen();
 
   const { describeWorker } = keelActivities(names, {
     startToCloseTimeout: '30s',
@@ -136,6 +139,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
       QUEUED_MESSAGES_BYTES_LIMIT,
     flags,
     workspace: workspaceRoute(profile, carried?.workspaceQueue),
+    stream,
   };
   updateCost(run);
   startTimeBudget(run);

@@ -32,6 +32,8 @@ export interface ToolRound {
   workspace: WorkspaceRoute | undefined;
   outOfTime(): boolean;
   publish(attributes?: { status?: string } | false): void;
+  /** Hears each call's observation as soon as it is known (the run's stream). */
+  observed?(call: ToolCall, observation: Observation): void;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
     }
     state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
     recordObservation(state, call, observation);
+    round.observed?.(call, observation);
     return observation;
   };
   const observations: Observation[] = [];

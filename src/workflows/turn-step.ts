@@ -11,7 +11,7 @@ import type { NextInput } from './carry.js';
 import { continueAsNewDue, continueAsNewNow } from './continue-as-new.js';
 import { keelActivities } from './keel-activities.js';
 import { modelInputFor } from './model-input.js';
-import { recordObservation, recordTurn } from './progress.js';
+import { preview, recordObservation, recordTurn } from './progress.js';
 import { publish, updateCost } from './publish.js';
 import type { RunContext } from './run-context.js';
 import { stepFailure } from './step-failure.js';
@@ -30,6 +30,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
 
   state.turn += 1;
   state.phase = 'thinking';
+  run.stream?.openTurn(state.turn);
   publish(run);
   const request: ModelRequest = {
     model: run.model,
@@ -41,6 +42,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
     ...(run.agent !== undefined ? { agent: run.agent } : {}),
+    ...(run.stream !== undefined ? { stream: true } : {}),
   };
   // The last line of defence: Temporal would refuse the command and retry the workflow task forever.
   const requestBytes = jsonBytes(request);
@@ -57,6 +59,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
   try {
     turn = await callModel(run, request);
   } catch (error) {
+    run.stream?.failTurn(state.turn);
     rethrowIfCancelled(error, () => publish(run, { status: 'cancelled' }));
     return finishStep(stepFailure('model turn', error));
   }
@@ -73,7 +76,10 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
   if (turn.status === 'incomplete') {
     // The output was cut off, so the last call's arguments may be truncated: run none of them.
     observations = turn.toolCalls.map((call) => notExecuted(call, turn.incompleteReason));
-    turn.toolCalls.forEach((call, index) => recordObservation(state, call, observations[index]!));
+    turn.toolCalls.forEach((call, index) => {
+      recordObservation(state, call, observations[index]!);
+      streamObservation(run, call, observations[index]!);
+    });
     state.pendingCalls = [];
   } else {
     try {
@@ -87,6 +93,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
         workspace: run.workspace,
         outOfTime: () => run.flags.outOfTime,
         publish: (attributes) => publish(run, attributes),
+        observed: (call, observation) => streamObservation(run, call, observation),
       });
     } catch (error) {
       rethrowIfCancelled(error, () => publish(run, { status: 'cancelled' }));
@@ -111,6 +118,7 @@ function recordModelTurn(run: RunContext, turn: ModelTurn): void {
   state.lastResponseId = turn.responseId;
   run.conversation?.addTurnOutput(turn.outputItems ?? []);
   recordTurn(state, turn, run.agent);
+  run.stream?.endTurn(state.turn);
   publish(run, {});
   if (turn.text !== '') run.flags.lastText = turn.text;
 }
@@ -147,6 +155,19 @@ async function callModel(run: RunContext, request: ModelRequest): Promise<ModelT
     summary: `model turn ${request.turn}`,
   });
   return activities.callModel(request);
+}
+
+/** Tells the stream's subscribers how a call went. */
+function streamObservation(run: RunContext, call: ToolCall, observation: Observation): void {
+  run.stream?.append({
+    type: 'observation',
+    turn: run.state.turn,
+    callId: call.callId,
+    name: call.name,
+    ok: observation.ok,
+    ...(observation.ok ? {} : { error: observation.error }),
+    preview: preview(observation.ok ? observation.output : observation.message),
+  });
 }
 
 function notExecuted(call: ToolCall, reason: string | null): Observation {

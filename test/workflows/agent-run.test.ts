@@ -11,6 +11,7 @@ import type { TestServer } from '../support/harness.js';
 import { historyEvents, historyText } from '../support/history.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { withScenario } from '../support/scenario.js';
+import { waitForRecordedResponseId } from '../support/process/fixture.js';
 import {
   addTool,
   bigOutputTool,
@@ -136,7 +137,7 @@ describe('agentRun', () => {
     );
   });
 
-  it('runs model turns in background mode by default: one create per turn, then polls', async () => {
+  it('runs model turns in background mode by default: one streamed create per turn, no polls', async () => {
     await withScenario(
       server,
       [reply.calls({ name: 'echo', arguments: { text: 'bg' } }), reply.text('done')],
@@ -147,7 +148,9 @@ describe('agentRun', () => {
         });
         expect(model.requests.map((request) => request.body.background)).toEqual([true, true]);
         expect(model.requests[1]?.body.previous_response_id).toBe('resp_1');
-        expect(new Set(model.retrievals)).toEqual(new Set(['resp_1', 'resp_2']));
+        // A streaming run reads its turns as they are generated instead of polling for them.
+        expect(model.requests.map((request) => request.body.stream)).toEqual([true, true]);
+        expect(model.retrievals).toEqual([]);
       },
     );
   });
@@ -172,7 +175,8 @@ describe('agentRun', () => {
     const never = new Promise<never>(() => undefined);
     await withScenario(server, [reply.held(reply.text('too late'), never)], {}, async ({ keel, model }) => {
       const runId = await keel.startRun({ task: 'think hard', heartbeatTimeoutSeconds: 2 });
-      await model.waitUntil(() => model.retrievals.length > 0);
+      // The attempt knows the response id (from the stream's first event) once it has heartbeated it.
+      await waitForRecordedResponseId(keel, runId);
       await keel.cancelRun(runId);
       await model.waitUntil(() => model.cancellations.length > 0);
       expect(model.cancellations).toEqual(['resp_1']);

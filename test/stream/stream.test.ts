@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamItem } from '../../src/contract/stream-event.js';
+import type { KeelClient } from '../../src/client.js';
+import type { ModelMode } from '../../src/model/config.js';
+import { connectTestServer, withTestWorker } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { deferred } from '../support/deferred.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { echoTool } from '../support/test-tools.js';
+import { historyText } from '../support/history.js';
+import { shownText } from './shown-text.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await connectTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function collect(keel: KeelClient, runId: string, from = 0): Promise<StreamItem[]> {
+  const items: StreamItem[] = [];
+  for await (const item of keel.stream(runId, { from })) items.push(item);
+  return items;
+}
+
+const ANSWER = 'The answer is forty two, said the model.';
+
+describe.each<ModelMode>(['foreground', 'background'])('the stream of a run (%s model mode)', (modelMode) => {
+  it('carries the text as it is written, the calls, their observations and the end, in order', async () => {
+    const model = await ScriptedModel.start([
+      reply.items([{ text: 'Let me echo. ' }, { call: { name: 'echo', arguments: { text: 'hi' } } }]),
+      reply.text(ANSWER),
+    ]);
+    await withTestWorker(server, { model, tools: [echoTool], modelMode }, async ({ keel }) => {
+      const runId = await keel.startRun({ task: 'echo hi' });
+      const items = await collect(keel, runId);
+      const result = await keel.waitForResult(runId);
+      expect(result).toMatchObject({ status: 'completed', finalText: ANSWER });
+      expect(items.map((item) => item.offset)).toEqual(items.map((_, index) => index));
+      const kinds = items
+        .map(({ event }) => event.type)
+        .filter((type, index, all) => type !== all[index - 1]);
+      expect(kinds).toEqual(['text', 'tool_call', 'turn_end', 'observation', 'text', 'turn_end', 'end']);
+      expect(items.find(({ event }) => event.type === 'tool_call')?.event).toEqual({
+        type: 'tool_call',
+        turn: 1,
+        callId: 'call_1_1',
+        name: 'echo',
+      });
+      expect(items.find(({ event }) => event.type === 'observation')?.event).toMatchObject({
+        callId: 'call_1_1',
+        ok: true,
+        preview: 'echo: hi',
+      });
+      expect(shownText(items)).toEqual(['Let me echo. ', ANSWER]);
+      expect(items.at(-1)?.event).toEqual({ type: 'end', status: 'completed' });
+    });
+    model.assertDone();
+  });
+
+  it('resumes from an offset after the subscriber disconnects, without a repeat or a gap', async () => {
+    const resume = deferred();
+    const model = await ScriptedModel.start([
+      reply.streamed(reply.text(ANSWER), { pauseAfter: 3, resume: resume.promise }),
+    ]);
+    await withTestWorker(server, { model, modelMode }, async ({ keel }) => {
+      const runId = await keel.startRun({ task: 'answer' });
+      const first: StreamItem[] = [];
+      for await (const item of keel.stream(runId)) {
+        first.push(item);
+        // Disconnects mid-turn, having seen some text.
+        if (item.event.type === 'text') break;
+      }
+      resume.resolve();
+      const rest = await collect(keel, runId, first.at(-1)!.offset + 1);
+      const all = [...first, ...rest];
+      expect(all.map((item) => item.offset)).toEqual(all.map((_, index) => index));
+      expect(shownText(all)).toEqual([ANSWER]);
+      // One attempt did it all: a pause in the model's output is not a failure.
+      expect(all.some(({ event }) => event.type === 'reset')).toBe(false);
+      expect(model.requests).toHaveLength(1);
+      expect(model.streamRetrievals).toEqual([]);
+    });
+  });
+});
+
+describe('a turn whose attempt dies mid-stream', () => {
+  it('is reset and streamed again by the retry: the caller never sees text twice', async () => {
+    const model = await ScriptedModel.start([
+      reply.streamed(reply.text(ANSWER), { cutAfter: 3 }),
+      reply.text(ANSWER),
+    ]);
+    await withTestWorker(server, { model, modelMode: 'foreground' }, async ({ keel }) => {
+      const runId = await keel.startRun({ task: 'answer' });
+      const items = await collect(keel, runId);
+      expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: ANSWER });
+      const types = items.map(({ event }) => event.type);
+      expect(types.filter((type) => type === 'reset')).toHaveLength(1);
+      const reset = types.indexOf('reset');
+      const before = items
+        .slice(0, reset)
+        .map(({ event }) => (event.type === 'text' ? event.delta : ''))
+        .join('');
+      expect(before.length).toBeGreaterThan(0);
+      expect(ANSWER.startsWith(before)).toBe(true);
+      expect(items[reset]?.event).toEqual({ type: 'reset', turn: 1, reason: 'retried' });
+      expect(shownText(items)).toEqual([ANSWER]);
+    });
+  });
+});
+
+describe('a secret the model writes into its streamed text', () => {
+  it('is redacted before it leaves the worker: neither the caller nor the history sees it', async () => {
+    const secret = 'sk-live-7f3a9c2e5b1d8f4a';
+    const model = await ScriptedModel.start([reply.text(`Your key is ${secret} and nothing else.`)]);
+    await withTestWorker(server, { model, modelMode: 'foreground', secrets: [secret] }, async ({ keel }) => {
+      const runId = await keel.startRun({ task: 'tell me the key' });
+      const items = await collect(keel, runId);
+      expect(shownText(items)).toEqual(['Your key is [redacted] and nothing else.']);
+      expect(await historyText(keel.temporal, runId)).not.toContain(secret);
+    });
+  });
+});
