@@ -3,7 +3,15 @@ import type { KeelClient } from '../client.js';
 import type { RunResult } from '../contract/run-result.js';
 import type { PendingApproval, RunState } from '../contract/run-state.js';
 import { formatEvent, formatResult } from './format.js';
-import { pauseProgress, progressDisplay, promptOpen, promptsClosed, withdrawPrompts } from './status-line.js';
+import { showLiveText } from './live-text.js';
+import {
+  liveTerminal,
+  pauseProgress,
+  progressDisplay,
+  promptOpen,
+  promptsClosed,
+  withdrawPrompts,
+} from './status-line.js';
 import type { ProgressDisplay } from './status-line.js';
 import { printable } from './terminal-text.js';
 
@@ -74,6 +82,10 @@ export async function followRun(
   let printed = options.afterSeq ?? -1;
   let waitingSaid = false;
   const asked = new Set<string>();
+  // The model's text as it is written, in a live terminal only: it replaces the status line while
+  // the model writes. It may wait on the run's next event after following ends; it stops then.
+  const live = new AbortController();
+  let liveText: Promise<void> | undefined;
   try {
     for (;;) {
       if (options.signal.aborted) return { kind: 'detached' };
@@ -81,6 +93,8 @@ export async function followRun(
       display ??= options.progress
         ? progressDisplay(options.write, options.since ?? startTime.getTime())
         : SILENT;
+      if (liveText === undefined && options.progress && liveTerminal(process.stdout))
+        liveText = showLiveText(keel, runId, display, live.signal).catch(() => undefined);
       let state: RunState | undefined;
       try {
         state = await keel.getRunState(runId);
@@ -152,6 +166,7 @@ export async function followRun(
       return { kind: 'failed', message };
     }
   } finally {
+    live.abort();
     display?.close();
   }
 }
@@ -161,6 +176,7 @@ const SILENT: ProgressDisplay = {
   line: () => undefined,
   text: () => undefined,
   status: () => undefined,
+  typing: () => undefined,
   close: () => undefined,
 };
 

@@ -1,5 +1,5 @@
 import type { RunState } from '../contract/run-state.js';
-import { cutToWidth, displayWidth, plural } from './terminal-text.js';
+import { cutToWidth, displayWidth, plural, tailToWidth } from './terminal-text.js';
 
 /** Where following a run prints: durable lines, and in a live terminal one status line below them. */
 export interface ProgressDisplay {
@@ -9,6 +9,11 @@ export interface ProgressDisplay {
   text(text: string): void;
   /** What the run is doing now; `undefined` when no worker answers its state query. */
   status(state: RunState | undefined): void;
+  /**
+   * The line the model is writing now, shown live in the status line's place (only in a live
+   * terminal); `undefined` when it is not writing.
+   */
+  typing(text: string | undefined): void;
   /** Takes the status line away for good: before the answer, before the command ends. */
   close(): void;
 }
@@ -27,7 +32,13 @@ export function liveTerminal(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv 
  */
 export function progressDisplay(write: (line: string) => void, since: number): ProgressDisplay {
   if (!liveTerminal(process.stdout))
-    return { line: write, text: write, status: () => undefined, close: () => undefined };
+    return {
+      line: write,
+      text: write,
+      status: () => undefined,
+      typing: () => undefined,
+      close: () => undefined,
+    };
   return new StatusLine(process.stdout, since);
 }
 
@@ -139,6 +150,7 @@ class StatusLine implements ProgressDisplay {
   readonly #onResize = (): void => this.#redrawResized();
   readonly #stderrWrite: typeof process.stderr.write | undefined;
   #state: RunState | undefined;
+  #typing: string | undefined;
   #known = false;
   #shown = false;
   /** Columns the status line took when last drawn. */
@@ -188,6 +200,11 @@ class StatusLine implements ProgressDisplay {
     this.#draw();
   }
 
+  typing(text: string | undefined): void {
+    this.#typing = text;
+    this.#draw();
+  }
+
   pause(): void {
     this.#erase();
     this.#paused = true;
@@ -234,10 +251,12 @@ class StatusLine implements ProgressDisplay {
   #draw(): void {
     if (this.#closed || this.#paused || !this.#known) return;
     // One column short of the width: a full line would leave the cursor waiting to wrap.
-    const text = cutToWidth(
-      `${SPINNER[this.#frame]} ${statusText(this.#state, Date.now() - this.#since)}`,
-      this.#columns() - 1,
-    );
+    const prefix = `${SPINNER[this.#frame]} `;
+    const text =
+      this.#typing === undefined
+        ? cutToWidth(`${prefix}${statusText(this.#state, Date.now() - this.#since)}`, this.#columns() - 1)
+        : // The newest words matter while the model writes: the line's end is shown, not its start.
+          `${prefix}${tailToWidth(this.#typing, this.#columns() - 1 - displayWidth(prefix))}`;
     this.#out.write(`${CLEAR_LINE}${DIM}${text}${RESET}`);
     this.#shown = true;
     this.#drawnWidth = displayWidth(text);

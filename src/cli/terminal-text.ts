@@ -52,3 +52,17 @@ export function cutToWidth(text: string, columns: number): string {
   }
   return `${cut}…`;
 }
+
+/** The end of `text` that fits in `columns`, after a leading `…` when some of it is cut. */
+export function tailToWidth(text: string, columns: number): string {
+  if (displayWidth(text) <= columns) return text;
+  let width = 1;
+  let tail = '';
+  for (const character of [...text].reverse()) {
+    const next = columnsOf(character);
+    if (width + next > columns) break;
+    tail = character + tail;
+    width += next;
+  }
+  return `…${tail}`;
+}

@@ -214,6 +214,46 @@ describe('keel follow in a terminal', () => {
   });
 });
 
+describe('the model writing, live in a terminal', () => {
+  it.each([{ command: 'run' }, { command: 'follow' }])(
+    'keel $command shows the line being written in the status line, safe to print, then the status again',
+    async ({ command }) => {
+      const halfway = deferred();
+      const model = await ScriptedModel.start([
+        reply.streamed(reply.text('Reading \u001b]0;owned\u0007the files now and then answering.'), {
+          pauseAfter: 3,
+          resume: halfway.promise,
+        }),
+      ]);
+      try {
+        await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+          let terminal: Terminal;
+          if (command === 'run') {
+            terminal = await keelTerminal(['run', 'Write slowly', '--task-queue', taskQueue]);
+          } else {
+            const runId = await keel.startRun({ task: 'Write slowly' });
+            terminal = await keelTerminal(['follow', runId, '--task-queue', taskQueue]);
+          }
+          // Three deltas are out and the model waits: the status line shows them, nothing durable yet.
+          const writing = await terminal.waitFor(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Reading the files/mu);
+          expect(statusLines(writing)).toHaveLength(1);
+          expect(writing).not.toContain('answering');
+          expect(writing).not.toContain('owned');
+          expect(writing).not.toMatch(/^▸ turn 1/mu);
+          halfway.resolve();
+          await terminal.waitFor('✔ completed (1 turn · 0 tool calls');
+          expect(await terminal.exited()).toBe(0);
+          const final = await terminal.scrollback();
+          expect(statusLines(final)).toEqual([]);
+          expect(final.split('\n').at(-1)).toBe('Reading the files now and then answering.');
+        });
+      } finally {
+        await model.close();
+      }
+    },
+  );
+});
+
 describe('counts in the CLI output', () => {
   it('reads "1 message waits", not "1 message(s) wait"', async () => {
     const thinking = deferred();
