@@ -148,14 +148,19 @@ describe('large payloads in a store outside history', () => {
         stored.runId,
       );
     await replay(store.dataConverter);
-    const [file] = await payloadFiles(root);
-    const original = await readFile(file!);
-    const changed = Buffer.from(original);
-    changed[changed.length - 10] = changed[changed.length - 10]! ^ 1;
-    await writeFile(file!, changed);
+    // Both blobs are changed: replay reads the tool's result, not the model request's input (the
+    // workflow makes that command again), and which file is which depends on their hashes.
+    const files = await payloadFiles(root);
+    const originals = await Promise.all(files.map((file) => readFile(file)));
+    const changed = originals.map((original) => {
+      const bytes = Buffer.from(original);
+      bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 1;
+      return bytes;
+    });
+    await Promise.all(files.map((file, index) => writeFile(file, changed[index]!)));
     await expect(replay(store.dataConverter)).rejects.toThrow(/was changed after it was written/);
-    expect(await readFile(file!)).toEqual(changed);
-    await writeFile(file!, original);
+    expect(await Promise.all(files.map((file) => readFile(file)))).toEqual(changed);
+    await Promise.all(files.map((file, index) => writeFile(file, originals[index]!)));
     await replay(store.dataConverter);
   });
   it('stores a local tool’s large output too: the marker in history holds a reference', async () => {
