@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { STREAM_NAMES, StreamRead } from '../../src/contract/stream-event.js';
+import type { StreamItem } from '../../src/contract/stream-event.js';
+import { encodingFailureConverterPath } from '../../src/data-converter.js';
+import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
+import { workflowsPath } from '../../src/worker.js';
+import { deferred } from '../support/deferred.js';
+import { connectTestServer, temporaryWorkspace } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { historyText } from '../support/history.js';
+import { silentLogger } from '../support/loggers.js';
+import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { shownText } from '../stream/shown-text.js';
+import { base64Text, rawPayloads } from './raw-history.js';
+import { encryptingClient, encryptingWorker, keyRing } from './support.js';
+
+/** Only in the model's streamed answer: the task does not hold it. */
+const CANARY = 'canary-3b8e71';
+const ANSWER = `First ${CANARY}-one words, then ${CANARY}-two after the pause.`;
+
+let server: TestServer;
+let bundle: { code: string };
+beforeAll(async () => {
+  server = await connectTestServer();
+  await ensureSearchAttributes(server.client.connection, inject('temporalNamespace'), silentLogger);
+  bundle = await bundleWorkflowCode({
+    workflowsPath,
+    failureConverterPath: encodingFailureConverterPath,
+    logger: silentLogger,
+  });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('a streamed run with payload encryption', () => {
+  it('streams the text to KeelClient decoded, while the publish signals and the stream query are ciphertext', async () => {
+    const keys = await keyRing('k1');
+    const resume = deferred();
+    // A pause mid-answer: the text goes out in at least two publish signals.
+    const model = await ScriptedModel.start([
+      reply.streamed(reply.text(ANSWER), { pauseAfter: 3, resume: resume.promise }),
+    ]);
+    const taskQueue = `codec-stream-${randomUUID()}`;
+    const worker = await encryptingWorker(server, {
+      keys,
+      model,
+      taskQueue,
+      workspace: await temporaryWorkspace(),
+      workflowBundle: bundle,
+    });
+    const keel = encryptingClient(server, keys, taskQueue);
+    try {
+      await worker.runUntil(async () => {
+        const runId = await keel.startRun({ task: 'Answer in two parts.' });
+        const items: StreamItem[] = [];
+        for await (const item of keel.stream(runId)) {
+          items.push(item);
+          if (item.event.type === 'text') resume.resolve();
+        }
+        expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: ANSWER });
+        expect(shownText(items)).toEqual([ANSWER]);
+
+        // What the server stores, read without the codec: the publish signals are there, encrypted.
+        const { json, payloads } = await rawPayloads(server.client, runId);
+        expect(await historyText(server.client, runId)).not.toContain(CANARY);
+        expect(json).not.toContain(CANARY);
+        const events = (
+          JSON.parse(json) as {
+            events: Array<{
+              workflowExecutionSignaledEventAttributes?: {
+                signalName: string;
+                input?: { payloads?: Array<{ metadata?: Record<string, string> }> };
+              };
+            }>;
+          }
+        ).events;
+        const publishes = events
+          .map((event) => event.workflowExecutionSignaledEventAttributes)
+          .filter((signal) => signal?.signalName === STREAM_NAMES.publish);
+        expect(publishes.length).toBeGreaterThanOrEqual(2);
+        for (const signal of publishes) {
+          expect(signal?.input?.payloads?.map(({ metadata }) => base64Text(metadata?.encoding))).toEqual([
+            'binary/encrypted',
+          ]);
+        }
+        const plain = payloads.filter(({ at, payload }) => {
+          if (/\.searchAttributes\.indexedFields\./u.test(at)) return false;
+          // The SDK writes patch markers itself, past the codec: they hold a patch's id, nothing of the run.
+          if (at.includes('markerRecordedEventAttributes.details.patch-data')) return false;
+          // So is the tracing interceptors' header (a trace context; encrypted-run.test.ts checks its shape).
+          if (at.endsWith('.header.fields._tracer-data')) return false;
+          return base64Text(payload.metadata?.encoding) !== 'binary/encrypted';
+        });
+        expect(plain).toEqual([]);
+
+        // The stream query's answer, as the server relays it, is encrypted by the worker too.
+        const [from] = await new EncryptionCodec(keys).encode([
+          defaultPayloadConverter.toPayload({ from: 0 }),
+        ]);
+        const answered = await server.client.workflowService.queryWorkflow({
+          namespace: inject('temporalNamespace'),
+          execution: { workflowId: runId },
+          query: { queryType: STREAM_NAMES.read, queryArgs: { payloads: [from!] } },
+        });
+        const answer = answered.queryResult?.payloads?.[0];
+        expect(Buffer.from(answer?.metadata?.encoding ?? []).toString()).toBe('binary/encrypted');
+        expect(Buffer.from(answer?.data ?? []).toString('latin1')).not.toContain(CANARY);
+        const [decoded] = await new EncryptionCodec(keys).decode([answer!]);
+        expect(shownText(StreamRead.parse(defaultPayloadConverter.fromPayload(decoded!)).items)).toEqual([
+          ANSWER,
+        ]);
+      });
+      model.assertDone();
+    } finally {
+      await model.close();
+    }
+  }, 120_000);
+});
