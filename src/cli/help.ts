@@ -88,7 +88,12 @@ cancelled), read from Temporal at once, with or without a worker.${COMMON}`,
   follow: `Usage: keel follow <run id> [options]
 
 Prints progress until the run ends. Ctrl-C stops following; the run goes on. Of a run that has
-ended: how it ended and its result, at once.${COMMON}`,
+ended: how it ended and its result, at once.
+
+  --stream       print the run's stream instead, one JSON line per event
+                 ({"offset":…,"event":{…}}: text deltas, tool calls, observations, turn ends,
+                 resets, the end), until it ends; exit code 3 when it ended without completing
+  --from <n>     with --stream: start at this offset (one past the last one read, to go on)${COMMON}`,
   result: `Usage: keel result <run id> [options]
 
 Waits for the run to end and prints its result. Exit code 3 when it ended without completing,

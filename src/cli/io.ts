@@ -45,6 +45,8 @@ export interface Output {
   line: (text: string) => void;
   note: (text: string) => void;
   data: (value: unknown) => void;
+  /** One value as one line of JSON on stdout (a stream of records, with or without `--json`). */
+  record: (value: unknown) => void;
   /**
    * A failure: the message on stderr always, and with `--json` the {@link JsonError} on stdout (its
    * message on one line).
@@ -61,6 +63,7 @@ export function output(json: boolean): Output {
     },
     note: (text) => process.stderr.write(text + '\n'),
     data: (value) => process.stdout.write(JSON.stringify(value, null, json ? 2 : undefined) + '\n'),
+    record: (value) => process.stdout.write(JSON.stringify(value) + '\n'),
     error: (code, message, extra = {}) => {
       if (json) {
         const error: JsonError = { error: { ...extra, code, message: oneLine(message) } };

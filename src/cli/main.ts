@@ -26,6 +26,7 @@ import { HELP } from './help.js';
 import { runCommand } from './run-command.js';
 import { serverCommand } from './server-command.js';
 import { codecServerCommand } from './codec-server-command.js';
+import { streamCommand, streamFrom } from './stream-command.js';
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -47,6 +48,8 @@ const OPTIONS = {
   note: { type: 'string' },
   reason: { type: 'string' },
   wait: { type: 'boolean' },
+  stream: { type: 'boolean' },
+  from: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   origin: { type: 'string' },
@@ -60,7 +63,7 @@ const ACCEPTS: Record<string, string[]> = {
   chat: ['id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve'],
   worker: ['tools'],
   status: [],
-  follow: [],
+  follow: ['stream', 'from'],
   result: [],
   cancel: [],
   list: ['limit', 'query'],
@@ -170,7 +173,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         const runId = onePositional(positionals, 'a run id');
         if (command === 'end') return await endCommand(out, taskQueue, runId);
         if (command === 'status') return await statusCommand(out, taskQueue, runId);
-        if (command === 'follow') return await followCommand(out, taskQueue, runId);
+        if (command === 'follow') {
+          if (values.stream === true)
+            return await streamCommand(out, taskQueue, runId, streamFrom(values.from));
+          if (values.from !== undefined) throw new UsageError('--from goes with --stream');
+          return await followCommand(out, taskQueue, runId);
+        }
         if (command === 'result') return await resultCommand(out, taskQueue, runId);
         return await cancelCommand(out, taskQueue, runId);
       }
