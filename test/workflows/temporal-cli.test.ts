@@ -5,6 +5,7 @@ import { AGENT_RUN_WORKFLOW } from '../../src/contract/defaults.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { deferred } from '../support/deferred.js';
+import { waitForRecordedResponseId } from '../support/process/fixture.js';
 import { schemaErrors } from '../support/published-schemas.js';
 import { withScenario } from '../support/scenario.js';
 import { reply } from '../support/scripted-model.js';
@@ -365,10 +366,11 @@ describe('agentRun through the temporal CLI', () => {
       server,
       [reply.held(reply.text('too late'), never)],
       cliWorker,
-      async ({ taskQueue, model }) => {
+      async ({ taskQueue, model, keel }) => {
         const workflowId = `cancel-${randomUUID()}`;
         await startWithCli(workflowId, taskQueue, { task: 'Think hard.', heartbeatTimeoutSeconds: 2 });
-        await model.waitUntil(() => model.retrievals.length > 0);
+        // The turn streams its background response: the attempt knows its id once it has heartbeated it.
+        await waitForRecordedResponseId(keel, workflowId);
         await temporalOk(['workflow', 'cancel', '--workflow-id', workflowId]);
         const output = await temporal([
           'workflow',
