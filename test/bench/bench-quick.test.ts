@@ -46,7 +46,11 @@ describe('the benchmark suite in quick mode', () => {
         // The built worker and the peer run in processes of their own, measured from /proc.
         expect(variant.workerCpuMsPerStep).toBeGreaterThan(0);
         expect(variant.loop?.overheadMs?.count).toBe(options.loopRuns);
-        expect(variant.breakdown).toMatchObject({ steps, workflowTasksPerStep: 2 });
+        expect(variant.breakdown?.steps).toBe(steps);
+        // The peer's step is two workflow tasks. Keel's turns stream: each publish batch is a signal,
+        // and so a workflow task more, as many as the model's pace makes (at least the two).
+        if (name === 'agents') expect(variant.breakdown?.workflowTasksPerStep).toBe(2);
+        else expect(variant.breakdown?.workflowTasksPerStep).toBeGreaterThanOrEqual(2);
         // The dev server's own metrics saw every workflow task of the variant's measured runs loaded
         // (activity tasks, on this server version, do not go through the transfer queue: count 0).
         expect(variant.serverLoad?.workflowTask.count).toBeGreaterThanOrEqual(steps * 2);
