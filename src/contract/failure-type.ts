@@ -46,6 +46,7 @@ export const KEEL_FAILURE_TYPES = [
   'KeelError.InvalidInput',
   'KeelError.InvalidUpdate',
   'KeelError.PayloadTooLarge',
+  'KeelError.StreamClosing',
   'KeelError.Timeout',
   'KeelError.ToolUnavailable',
   'KeelError.Unexpected',
