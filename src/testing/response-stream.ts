@@ -106,12 +106,21 @@ export class ResponseStream {
    * the plan drops the connection instead of finishing.
    */
   async generate(plan: StreamPlan, onDelta: () => void): Promise<'done' | 'cut'> {
+    let paused = false;
     for (const event of this.#all) {
-      if (event.type === 'response.output_text.delta') {
-        if (plan.cutAfter !== undefined && this.deltas >= plan.cutAfter) return 'cut';
-        if (plan.pauseAfter !== undefined && this.deltas === plan.pauseAfter) await plan.resume;
-        this.deltas += 1;
+      const delta = event.type === 'response.output_text.delta';
+      if (delta && plan.cutAfter !== undefined && this.deltas >= plan.cutAfter) return 'cut';
+      // Pausing after no deltas holds back all output, not just text: a reply of calls alone
+      // (no text to pause before) waits too, with only `response.created` out.
+      const pauseHere =
+        plan.pauseAfter !== undefined &&
+        this.deltas === plan.pauseAfter &&
+        (delta || (plan.pauseAfter === 0 && event.type !== 'response.created'));
+      if (pauseHere && !paused) {
+        paused = true;
+        await plan.resume;
       }
+      if (delta) this.deltas += 1;
       this.events.push(event);
       this.#wake();
       if (event.type === 'response.output_text.delta') {

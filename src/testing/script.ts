@@ -65,7 +65,8 @@ export type ScriptStep =
 
 /**
  * How a streamed answer goes out: text in word-sized deltas. `pauseAfter` deltas, it waits for
- * `resume` (a worker can be killed meanwhile); `cutAfter` deltas, it drops the connection, as a
+ * `resume` (a worker can be killed meanwhile; `pauseAfter: 0` holds back every output item, calls
+ * too); `cutAfter` deltas, it drops the connection, as a
  * network fault would (a foreground attempt then fails).
  */
 export interface StreamPlan {

@@ -38,3 +38,33 @@ describe('ScriptedModel', () => {
     expect(() => model.assertDone()).toThrow('the hold of request 0 rejected: the test gave up');
   });
 });
+
+describe('ScriptedModel, streaming', () => {
+  it('holds back a held reply of calls alone, with no text to pause before, until its hold settles', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    const model = await ScriptedModel.start([
+      reply.held(reply.calls({ name: 'echo', arguments: { text: 'late' } }), hold),
+    ]);
+    current = model;
+    const client = new OpenAI({ apiKey: 'sk-test', baseURL: model.url, maxRetries: 0 });
+    const stream = await client.responses.create({ model: 'scripted', input: 'hello', stream: true });
+    const events = stream[Symbol.asyncIterator]();
+    expect((await events.next()).value).toMatchObject({ type: 'response.created' });
+    const next = events.next();
+    // A bounded look that gives a broken hold the chance to show: the call must not come early.
+    const early = await Promise.race([
+      next.then(() => 'an event came'),
+      new Promise<string>((resolve) => setTimeout(() => resolve('nothing yet'), 500)),
+    ]);
+    expect(early).toBe('nothing yet');
+    release();
+    expect((await next).value).toMatchObject({
+      type: 'response.output_item.added',
+      item: { type: 'function_call', name: 'echo' },
+    });
+    const rest: string[] = [];
+    for await (const event of { [Symbol.asyncIterator]: () => events }) rest.push(event.type);
+    expect(rest.at(-1)).toBe('response.completed');
+  });
+});
