@@ -43,6 +43,7 @@ export const STOPPED_FAILURE_TYPES = [
 /** Keel's own failure types: the run, its input, its updates, and its steps. */
 export const KEEL_FAILURE_TYPES = [
   ...STOPPED_FAILURE_TYPES,
+  'KeelError.Diverged',
   'KeelError.InvalidInput',
   'KeelError.InvalidUpdate',
   'KeelError.PayloadTooLarge',

@@ -15,6 +15,7 @@ export const ObservationError = z.enum([
   'rejected',
   'approval_timeout',
   'workspace_lost',
+  'not_recorded',
 ]);
 export type ObservationError = z.infer<typeof ObservationError>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RunReplay } from './replay.js';
 import { refuseApprovalsOutsideTools } from './approval-tools.js';
 import {
   DEFAULT_HEARTBEAT_SECONDS,
@@ -177,6 +178,9 @@ export const RunInput = z
       .describe(
         'Model turns per workflow execution before the run continues as new; otherwise only when Temporal suggests it.',
       ),
+    replay: RunReplay.optional().describe(
+      "Answer the run's tool calls from a recorded run's (an eval case): see docs/evals.md.",
+    ),
     ...RunLimits.partial().shape,
     ...RunBudgets.partial().shape,
   })
