@@ -141,7 +141,7 @@ Every request needs the token; a browser signs in once at the server's own page 
   --origin <url>[,…]    the Web UI origins browsers may call from, e.g. http://localhost:8233
   --port <port>         default 8888 (0: any free port)
   --host <address>      default 127.0.0.1
-  --namespace <name>    the namespace it decodes for (default TEMPORAL_NAMESPACE, else "default")\${COMMON}`,
+  --namespace <name>    the namespace it decodes for (default TEMPORAL_NAMESPACE, else "default")${COMMON}`,
   end: `Usage: keel end <run id> [options]
 
 Ends a session: at once when it is idle, else after its current answer.${COMMON}`,
