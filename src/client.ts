@@ -12,6 +12,8 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
+import { EvalRunInput } from './contract/eval-input.js';
+import type { EvalRunInputArgs, EvalRunResult, EvalRunState } from './contract/eval-input.js';
 import { formatIssues } from './contract/format-issues.js';
 import { runResultOfFailure } from './contract/run-result-of-failure.js';
 import { RunInput } from './contract/run-input.js';
@@ -30,12 +32,19 @@ import {
   stateQuery,
 } from './workflows/messages.js';
 import type { agentRun } from './workflows/agent-run.js';
+import { EVAL_RUN_WORKFLOW, evalStateQuery } from './workflows/eval-messages.js';
+import type { evalRun } from './workflows/eval-run.js';
 import type { StreamItem } from './contract/stream-event.js';
 import { subscribe } from './stream/subscribe.js';
 
 /** A run input was refused before anything was started. */
 export class InvalidRunInputError extends Error {
   override name = 'InvalidRunInputError';
+}
+
+/** An eval input was refused before anything was started (a kind of invalid run input). */
+export class InvalidEvalInputError extends InvalidRunInputError {
+  override name = 'InvalidEvalInputError';
 }
 
 /**
@@ -108,6 +117,37 @@ export class KeelClient {
         throw error;
       });
     return runId;
+  }
+
+  /**
+   * Validates the eval input here (so a bad one never starts) and starts the `evalRun` workflow: one
+   * child run per case, id `<evalId>.<caseId>`. Returns the eval's id (`keel-eval-<uuid>` unless given).
+   */
+  async startEval(input: EvalRunInputArgs, options: { evalId?: string } = {}): Promise<string> {
+    const parsed = EvalRunInput.safeParse(input);
+    if (!parsed.success) {
+      throw new InvalidEvalInputError(`Invalid eval input:\n${formatIssues(parsed.error).join('\n')}`);
+    }
+    const evalId = options.evalId ?? `keel-eval-${randomUUID()}`;
+    const { cases, concurrency } = parsed.data;
+    await this.temporal.workflow.start<typeof evalRun>(EVAL_RUN_WORKFLOW, {
+      taskQueue: this.taskQueue,
+      workflowId: evalId,
+      args: [input],
+      staticSummary: `eval of ${cases.length} case${cases.length === 1 ? '' : 's'}, ${concurrency} at a time`,
+      staticDetails: `**Cases**\n\n${shorten(cases.map((entry) => `\`${entry.caseId}\``).join(', '), 4_000)}`,
+    });
+    return evalId;
+  }
+
+  /** Waits for the eval to end and returns each case's ending; rejects with `WorkflowFailedError` if it was cancelled or refused. */
+  async waitForEval(evalId: string): Promise<EvalRunResult> {
+    return this.temporal.workflow.getHandle<typeof evalRun>(evalId).result();
+  }
+
+  /** Live state of an eval: its cases running and ended (needs a worker to answer the query). */
+  async getEvalState(evalId: string): Promise<EvalRunState> {
+    return this.temporal.workflow.getHandle<typeof evalRun>(evalId).query(evalStateQuery);
   }
 
   /** Live state of a run (needs a worker to answer the query). */

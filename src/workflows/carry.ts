@@ -48,5 +48,7 @@ export const Carried = z.object({
   workspaceQueue: z.string().optional(),
   /** Where the stream's offsets continue, and its newest events. */
   stream: CarriedStream.optional(),
+  /** A replayed run's count of answers used, per distinct recorded call (see `ReplayCalls.uses`). */
+  replayUses: z.array(z.number().int().nonnegative()).optional(),
 });
 export type Carried = z.infer<typeof Carried>;

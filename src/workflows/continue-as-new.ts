@@ -73,6 +73,7 @@ export async function continueAsNewNow(run: RunContext, next: NextInput): Promis
       ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }
       : {}),
     ...(run.stream !== undefined ? { stream: run.stream.carry() } : {}),
+    ...(run.replay !== undefined ? { replayUses: run.replay.uses() } : {}),
   };
   const continued = patched(CONTINUED_STATUS_PATCH) && run.searchAttributes;
   if (!continued) return makeContinueAsNewFunc<AgentRun>()(run.givenInput, carry);

@@ -8,6 +8,7 @@ import type { Approvals } from './approvals.js';
 import type { Conversation } from './conversation.js';
 import type { StreamLog } from './stream-log.js';
 import type { ActivityNames } from './keel-activities.js';
+import type { ReplayCalls } from './replay-calls.js';
 import type { StopCondition } from './stop-conditions.js';
 
 /**
@@ -57,6 +58,8 @@ export interface RunContext {
   workspace: WorkspaceRoute | undefined;
   /** The run's stream to callers, in executions that stream (see `STREAM_PATCH`). */
   stream: StreamLog | undefined;
+  /** A replayed run's recorded answers (`input.replay`), with how many of each it has used. */
+  replay: ReplayCalls | undefined;
 }
 
 /** What changes between steps besides the state. */

@@ -21,6 +21,7 @@ import { setMessageHandlers } from './handlers.js';
 import { chooseActivityNames, keelActivities } from './keel-activities.js';
 import { ownValue } from './own-value.js';
 import { publish, updateCost } from './publish.js';
+import { ReplayCalls } from './replay-calls.js';
 import type { RunContext, RunFlags } from './run-context.js';
 import type { Step } from './steps.js';
 import { STREAM_PATCH, StreamLog } from './stream-log.js';
@@ -140,6 +141,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     flags,
     workspace: workspaceRoute(profile, carried?.workspaceQueue),
     stream,
+    replay: input.replay === undefined ? undefined : new ReplayCalls(input.replay, carried?.replayUses),
   };
   updateCost(run);
   startTimeBudget(run);

@@ -15,6 +15,8 @@ import { keelActivities, keelLocalActivities } from './keel-activities.js';
 import type { ActivityNames } from './keel-activities.js';
 import { ownValue } from './own-value.js';
 import { preview, recordApproval, recordObservation } from './progress.js';
+import { Diverged } from './replay-calls.js';
+import type { ReplayCalls, ReplayDecision } from './replay-calls.js';
 import { toolCallSummary } from './tool-summary.js';
 import { isWorkspaceLost, workspaceLost, workspaceQueue } from './workspace-route.js';
 import type { WorkspaceRoute } from './workspace-route.js';
@@ -34,17 +36,36 @@ export interface ToolRound {
   publish(attributes?: { status?: string } | false): void;
   /** Hears each call's observation as soon as it is known (the run's stream). */
   observed?(call: ToolCall, observation: Observation): void;
+  /** A replayed run's recorded answers: calls they answer run no activity. */
+  replay?: ReplayCalls | undefined;
 }
 
 /**
  * Runs the calls in the order the model emitted them and returns one observation per call, in that
  * order. With parallel calls allowed, consecutive read-only calls run together. A call that needs
- * approval waits for a person's decision first.
+ * approval waits for a person's decision first. In a replayed run, every call is decided first (see
+ * `ReplayCalls.decide`): one the recording answers runs nothing and asks nobody, and a divergence
+ * throws {@link Diverged} before any call of the turn runs.
  */
 export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound): Promise<Observation[]> {
   const { tools: byName, input, limits, state } = round;
   const allowedTools = [...byName.keys()];
+  const decisions = new Map<ToolCall, ReplayDecision>();
+  if (round.replay !== undefined) {
+    for (const call of calls) decisions.set(call, round.replay.decide(call, byName, state.turn));
+    for (const decision of decisions.values()) {
+      if (decision.kind === 'diverge') throw new Diverged(decision.reason);
+    }
+  }
+  const settle = (call: ToolCall, observation: Observation): Observation => {
+    state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
+    recordObservation(state, call, observation);
+    round.observed?.(call, observation);
+    return observation;
+  };
   const run = async (call: ToolCall): Promise<Observation> => {
+    const decision = decisions.get(call);
+    if (decision?.kind === 'answer') return settle(call, decision.observation);
     // The model names the call: `toString` must not find a timeout on Object's prototype. No patch:
     // such a name only ever found a function, whose timeout failed the task, so no history has it.
     const override = input.toolTimeouts === undefined ? undefined : ownValue(input.toolTimeouts, call.name);
@@ -104,10 +125,7 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
       if (route === undefined || queue === undefined || !isWorkspaceLost(error)) throw error;
       observation = workspaceLost(route, queue, call.callId);
     }
-    state.pendingCalls = state.pendingCalls.filter((pending) => pending.callId !== call.callId);
-    recordObservation(state, call, observation);
-    round.observed?.(call, observation);
-    return observation;
+    return settle(call, observation);
   };
   const observations: Observation[] = [];
   for (let index = 0; index < calls.length;) {

@@ -13,6 +13,7 @@ import { keelActivities } from './keel-activities.js';
 import { modelInputFor } from './model-input.js';
 import { preview, recordObservation, recordTurn } from './progress.js';
 import { publish, updateCost } from './publish.js';
+import { Diverged } from './replay-calls.js';
 import type { RunContext } from './run-context.js';
 import { stepFailure } from './step-failure.js';
 import { finishStep } from './steps.js';
@@ -94,8 +95,13 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
         outOfTime: () => run.flags.outOfTime,
         publish: (attributes) => publish(run, attributes),
         observed: (call, observation) => streamObservation(run, call, observation),
+        replay: run.replay,
       });
     } catch (error) {
+      if (error instanceof Diverged) {
+        state.pendingCalls = [];
+        return finishStep({ status: 'failed', errorType: 'KeelError.Diverged', reason: error.message });
+      }
       rethrowIfCancelled(error, () => publish(run, { status: 'cancelled' }));
       return finishStep(stepFailure('tool call', error));
     }
