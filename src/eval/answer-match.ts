@@ -50,15 +50,22 @@ export async function compareAnswers(
     ['candidate', candidate],
   ] as const)
     if (transcript.outcome.status !== 'completed')
-      return { match: kind, same: false, note: `the ${side} run did not complete (${transcript.outcome.status})` };
+      return {
+        match: kind,
+        same: false,
+        note: `the ${side} run did not complete (${transcript.outcome.status})`,
+      };
   const before = recorded.outcome.text;
   const after = candidate.outcome.text;
   if (match === 'exact') return { match: kind, same: before === after };
-  if (match === 'normalised') return { match: kind, same: normaliseAnswer(before) === normaliseAnswer(after) };
+  if (match === 'normalised')
+    return { match: kind, same: normaliseAnswer(before) === normaliseAnswer(after) };
   let verdict: unknown;
   try {
     verdict = await withTimeout(
-      Promise.resolve().then(() => match({ caseId, task: candidate.task, recorded: before, candidate: after })),
+      Promise.resolve().then(() =>
+        match({ caseId, task: candidate.task, recorded: before, candidate: after }),
+      ),
       judgeTimeoutMs,
     );
   } catch (error) {
@@ -93,7 +100,7 @@ function preview(value: unknown): string {
   if (value === undefined) return 'undefined';
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    text = JSON.stringify(value) ?? typeof value;
   } catch {
     text = Object.prototype.toString.call(value);
   }

@@ -64,7 +64,10 @@ export function answerPatternProblem(text: string): string | undefined {
 }
 
 /** The expectations of one case: the file's, with the case's own added (a case's value wins; lists join). */
-export function mergeExpectations(fileLevel: Expectations | undefined, caseLevel: Expectations | undefined): Expectations {
+export function mergeExpectations(
+  fileLevel: Expectations | undefined,
+  caseLevel: Expectations | undefined,
+): Expectations {
   const merged: Expectations = { ...fileLevel, ...caseLevel };
   for (const key of ['calls', 'notCalls'] as const) {
     const joined = [...new Set([...(fileLevel?.[key] ?? []), ...(caseLevel?.[key] ?? [])])];
@@ -107,11 +110,16 @@ export function checkAssertions(
     add(assertion, holds, detail);
   }
   const called = new Set(candidate.turns.flatMap((turn) => turn.calls.map((call) => call.name)));
-  for (const name of expect.calls ?? []) add(`calls ${name}`, called.has(name), called.has(name) ? 'called' : 'never called');
+  for (const name of expect.calls ?? [])
+    add(`calls ${name}`, called.has(name), called.has(name) ? 'called' : 'never called');
   for (const name of expect.notCalls ?? [])
     add(`never calls ${name}`, !called.has(name), called.has(name) ? 'called' : 'never called');
   if (expect.maxTurns !== undefined)
-    add(`≤ ${expect.maxTurns} turns`, candidate.turns.length <= expect.maxTurns, `${candidate.turns.length} turns`);
+    add(
+      `≤ ${expect.maxTurns} turns`,
+      candidate.turns.length <= expect.maxTurns,
+      `${candidate.turns.length} turns`,
+    );
   if (expect.maxTokens !== undefined)
     add(
       `≤ ${expect.maxTokens} tokens`,
@@ -123,7 +131,7 @@ export function checkAssertions(
     add(
       `cost ≤ $${expect.maxCostUsd}`,
       cost !== undefined && cost <= expect.maxCostUsd,
-      cost === undefined ? "cost unknown (the worker has no price for the model)" : `$${cost}`,
+      cost === undefined ? 'cost unknown (the worker has no price for the model)' : `$${cost}`,
     );
   }
   if (expect.status !== undefined)

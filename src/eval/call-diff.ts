@@ -97,7 +97,8 @@ export function diffCalls(recorded: RunTranscript, candidate: RunTranscript): Ca
       }
     }
   }
-  for (let offset = 0; offset < before.length - endBefore; offset++) kept(endBefore + offset, endAfter + offset);
+  for (let offset = 0; offset < before.length - endBefore; offset++)
+    kept(endBefore + offset, endAfter + offset);
   return entries;
 }
 
@@ -106,7 +107,11 @@ function shown(call: KeyedCall): { name: string; arguments: string } {
 }
 
 /** The counts of a diff: how many calls were kept, removed and added. */
-export function countChanges(entries: readonly CallDiffEntry[]): { kept: number; removed: number; added: number } {
+export function countChanges(entries: readonly CallDiffEntry[]): {
+  kept: number;
+  removed: number;
+  added: number;
+} {
   const counts = { kept: 0, removed: 0, added: 0 };
   for (const entry of entries) counts[entry.change]++;
   return counts;
@@ -142,5 +147,7 @@ export function shortCall(name: string, argumentsJson: string, limit = 40): stri
  */
 export function compactCallDiff(entries: readonly CallDiffEntry[]): string {
   if (entries.length === 0) return '(no calls)';
-  return entries.map((entry) => `${MARKS[entry.change]} ${shortCall(entry.name, entry.arguments)}`).join(' ; ');
+  return entries
+    .map((entry) => `${MARKS[entry.change]} ${shortCall(entry.name, entry.arguments)}`)
+    .join(' ; ');
 }

@@ -4,7 +4,14 @@ import { checkAssertions } from './assertions.js';
 import type { Expectations } from './assertions.js';
 import { compactCallDiff, countChanges, diffCalls } from './call-diff.js';
 import type { RunTranscript } from './recorded-run.js';
-import type { AnswerReport, CallsReport, CaseReport, Change, DivergenceReport, StopReason } from './report.js';
+import type {
+  AnswerReport,
+  CallsReport,
+  CaseReport,
+  Change,
+  DivergenceReport,
+  StopReason,
+} from './report.js';
 
 /** One case to compare: the recorded run (none for an inline task), the candidate's, and what it expects. */
 export interface CaseToCompare {
@@ -49,7 +56,8 @@ export async function compareCase(entry: CaseToCompare, options: CompareOptions)
       failures.push(answer.note === undefined ? 'the answer differs' : `the answer differs: ${answer.note}`);
     if (recorded === undefined && candidate.outcome.status !== 'completed')
       failures.push(`did not complete (${candidate.outcome.status})`);
-    if (divergence.diverged) failures.push(`diverged${divergence.reason === undefined ? '' : `: ${divergence.reason}`}`);
+    if (divergence.diverged)
+      failures.push(`diverged${divergence.reason === undefined ? '' : `: ${divergence.reason}`}`);
   }
   const turnsBefore = recorded?.turns.length ?? null;
   return {

@@ -41,7 +41,9 @@ export function formatReportTable(report: EvalReport, options: TableOptions = {}
   const line = (cells: readonly string[]) =>
     cutToWidth(
       cells
-        .map((cell, index) => pad(cutToWidth(cell, widths[index]!), widths[index]!, TABLE_COLUMNS[index]!.align))
+        .map((cell, index) =>
+          pad(cutToWidth(cell, widths[index]!), widths[index]!, TABLE_COLUMNS[index]!.align),
+        )
         .join(GAP)
         .trimEnd(),
       width,
@@ -64,7 +66,10 @@ const SQUEEZE_ORDER = ['calls', 'status', 'case', 'tokens', 'cost', 'answer', 't
 /** Column widths: each as wide as its widest cell within its bounds, squeezed in order to fit `width`. */
 function fitWidths(rows: readonly string[][], width: number): number[] {
   const widths = TABLE_COLUMNS.map((column, index) =>
-    Math.min(column.max, Math.max(displayWidth(column.header), ...rows.map((row) => displayWidth(row[index]!)))),
+    Math.min(
+      column.max,
+      Math.max(displayWidth(column.header), ...rows.map((row) => displayWidth(row[index]!))),
+    ),
   );
   let over = widths.reduce((a, b) => a + b, 0) + GAP.length * (widths.length - 1) - width;
   for (const header of SQUEEZE_ORDER) {

@@ -11,7 +11,12 @@ import { NOT_RECORDED, transcript } from './transcripts.js';
 const candidate = transcript({
   answer: 'Hello, World',
   turns: [
-    { calls: [['echo', { text: 'hi' }], ['toString', {}]] },
+    {
+      calls: [
+        ['echo', { text: 'hi' }],
+        ['toString', {}],
+      ],
+    },
     { calls: [['read_file', { path: 'a' }, NOT_RECORDED]] },
     {},
   ],
@@ -28,12 +33,18 @@ describe('checkAssertions', () => {
     expect(results({ sameAnswer: true }, true)).toEqual(['passed: same answer (same)']);
     expect(results({ sameAnswer: true }, false)).toEqual(['failed: same answer (different)']);
     expect(results({ sameAnswer: false }, false)).toEqual(['passed: different answer (different)']);
-    expect(results({ sameAnswer: true })).toEqual(['skipped: same answer (an inline task has no recorded answer)']);
+    expect(results({ sameAnswer: true })).toEqual([
+      'skipped: same answer (an inline task has no recorded answer)',
+    ]);
   });
 
   it('answerMatches: /re/flags is a regular expression, anything else a case-sensitive substring', () => {
-    expect(results({ answerMatches: '/^hello, w/i' })).toEqual(['passed: answer matches /^hello, w/i (matches)']);
-    expect(results({ answerMatches: '/^hello/' })).toEqual(['failed: answer matches /^hello/ (does not match)']);
+    expect(results({ answerMatches: '/^hello, w/i' })).toEqual([
+      'passed: answer matches /^hello, w/i (matches)',
+    ]);
+    expect(results({ answerMatches: '/^hello/' })).toEqual([
+      'failed: answer matches /^hello/ (does not match)',
+    ]);
     expect(results({ answerMatches: 'o, W' })).toEqual(['passed: answer matches o, W (matches)']);
     expect(results({ answerMatches: 'o, w' })).toEqual(['failed: answer matches o, w (does not match)']);
     // A slash that does not end in flags is a substring, not a pattern.
@@ -81,7 +92,11 @@ describe('checkAssertions', () => {
   it('a cost limit fails when the cost is unknown', () => {
     const unpriced = transcript();
     expect(checkAssertions({ maxCostUsd: 1 }, unpriced, {})).toEqual([
-      { assertion: 'cost ≤ $1', result: 'failed', detail: 'cost unknown (the worker has no price for the model)' },
+      {
+        assertion: 'cost ≤ $1',
+        result: 'failed',
+        detail: 'cost unknown (the worker has no price for the model)',
+      },
     ]);
   });
 });

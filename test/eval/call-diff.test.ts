@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalArguments, compactCallDiff, countChanges, diffCalls, shortCall } from '../../src/eval/call-diff.js';
+import {
+  canonicalArguments,
+  compactCallDiff,
+  countChanges,
+  diffCalls,
+  shortCall,
+} from '../../src/eval/call-diff.js';
 import { transcript } from './transcripts.js';
 import type { CallSpec } from './transcripts.js';
 
@@ -28,8 +34,16 @@ describe('diffCalls', () => {
   it('marks calls only the candidate made as added and only the recording made as removed', () => {
     expect(
       changes(
-        [['read_file', { path: 'a' }], ['write_file', { path: 'b' }], ['echo', { text: 'x' }]],
-        [['read_file', { path: 'a' }], ['list_dir', { path: '.' }], ['echo', { text: 'x' }]],
+        [
+          ['read_file', { path: 'a' }],
+          ['write_file', { path: 'b' }],
+          ['echo', { text: 'x' }],
+        ],
+        [
+          ['read_file', { path: 'a' }],
+          ['list_dir', { path: '.' }],
+          ['echo', { text: 'x' }],
+        ],
       ),
     ).toEqual(['kept read_file', 'removed write_file', 'added list_dir', 'kept echo']);
   });
@@ -40,12 +54,28 @@ describe('diffCalls', () => {
     const c: CallSpec = ['c', {}];
     const entries = diffCalls(run(a, b, c), run(b, c, a));
     expect(countChanges(entries)).toEqual({ kept: 2, removed: 1, added: 1 });
-    expect(entries.map((entry) => `${entry.change} ${entry.name}`)).toEqual(['removed a', 'kept b', 'kept c', 'added a']);
+    expect(entries.map((entry) => `${entry.change} ${entry.name}`)).toEqual([
+      'removed a',
+      'kept b',
+      'kept c',
+      'added a',
+    ]);
   });
 
   it('counts calls across turns and gives each side its own indices', () => {
     const before = transcript({ turns: [{ calls: [['a', {}]] }, { calls: [['b', {}]] }, {}] });
-    const after = transcript({ turns: [{ calls: [['a', {}], ['x', {}]] }, { calls: [['b', {}]] }, {}] });
+    const after = transcript({
+      turns: [
+        {
+          calls: [
+            ['a', {}],
+            ['x', {}],
+          ],
+        },
+        { calls: [['b', {}]] },
+        {},
+      ],
+    });
     expect(diffCalls(before, after)).toEqual([
       { change: 'kept', name: 'a', arguments: '{}', recordedIndex: 0, candidateIndex: 0 },
       { change: 'added', name: 'x', arguments: '{}', candidateIndex: 1 },

@@ -21,9 +21,12 @@ describe('compareCase answers', () => {
   });
 
   it('normalised: NFC, case, whitespace and trailing punctuation do not count', async () => {
-    const same = await compareCase(pair('The  capital is\nCafé Paris.', ' the capital is cafe\u0301 PARIS!! '), {
-      match: 'normalised',
-    });
+    const same = await compareCase(
+      pair('The  capital is\nCafé Paris.', ' the capital is cafe\u0301 PARIS!! '),
+      {
+        match: 'normalised',
+      },
+    );
     expect(same.answer).toEqual({ match: 'normalised', same: true });
     expect(same.passed).toBe(true);
     expect(normaliseAnswer('STRASSE')).toBe(normaliseAnswer('straße'));
@@ -39,7 +42,9 @@ describe('compareCase answers', () => {
     };
     const report = await compareCase(pair('Paris.', 'It is Paris'), { match: judge });
     expect(report.answer).toEqual({ match: 'judge', same: true, note: 'both name Paris' });
-    expect(asked).toEqual([{ caseId: 'c1', task: 'Do the thing', recorded: 'Paris.', candidate: 'It is Paris' }]);
+    expect(asked).toEqual([
+      { caseId: 'c1', task: 'Do the thing', recorded: 'Paris.', candidate: 'It is Paris' },
+    ]);
     const async = await compareCase(pair('a', 'b'), { match: () => Promise.resolve(false) });
     expect(async.answer).toEqual({ match: 'judge', same: false });
   });
@@ -59,7 +64,9 @@ describe('compareCase answers', () => {
 
   it('a judge that answers garbage or never answers fails its case with a clear error', async () => {
     const garbage = await compareCase(pair('a', 'a'), { match: (() => ({ yes: 1 })) as unknown as Judge });
-    expect(garbage.answer.error).toBe('the judge answered {"yes":1}, not a boolean or { same: boolean, note?: string }');
+    expect(garbage.answer.error).toBe(
+      'the judge answered {"yes":1}, not a boolean or { same: boolean, note?: string }',
+    );
     expect(garbage.passed).toBe(false);
     const silent = await compareCase(pair('a', 'a'), {
       match: () => new Promise<boolean>(() => undefined),
@@ -83,7 +90,11 @@ describe('compareCase answers', () => {
         },
       },
     );
-    expect(report.answer).toEqual({ match: 'judge', same: false, note: 'the candidate run did not complete (max_turns)' });
+    expect(report.answer).toEqual({
+      match: 'judge',
+      same: false,
+      note: 'the candidate run did not complete (max_turns)',
+    });
     expect(asked).toBe(false);
   });
 });
@@ -118,7 +129,10 @@ describe('compareCase measures', () => {
         caseId: 'c1',
         recorded: transcript({ answer: 'x' }),
         candidate: transcript({
-          turns: [{ calls: [['read_file', { path: 'a' }, NOT_RECORDED]] }, { calls: [['write_file', { path: 'b' }]] }],
+          turns: [
+            { calls: [['read_file', { path: 'a' }, NOT_RECORDED]] },
+            { calls: [['write_file', { path: 'b' }]] },
+          ],
           outcome: {
             status: 'failed',
             errorType: 'KeelError.Diverged',
@@ -140,7 +154,10 @@ describe('compareCase measures', () => {
   });
 
   it('an inline task has no recorded side and passes when it completes', async () => {
-    const report = await compareCase({ caseId: 'inline', candidate: transcript({ answer: 'hi' }) }, { match: 'exact' });
+    const report = await compareCase(
+      { caseId: 'inline', candidate: transcript({ answer: 'hi' }) },
+      { match: 'exact' },
+    );
     expect(report).toMatchObject({
       passed: true,
       recorded: null,
@@ -157,9 +174,15 @@ describe('compareCase measures', () => {
   });
 
   it('with assertions, passing means every assertion holds (the answer rule no longer applies)', async () => {
-    const report = await compareCase({ ...pair('a', 'b'), expect: { answerMatches: 'b' } }, { match: 'exact' });
+    const report = await compareCase(
+      { ...pair('a', 'b'), expect: { answerMatches: 'b' } },
+      { match: 'exact' },
+    );
     expect(report.passed).toBe(true);
-    const failing = await compareCase({ ...pair('a', 'b'), expect: { sameAnswer: true, maxTurns: 5 } }, { match: 'exact' });
+    const failing = await compareCase(
+      { ...pair('a', 'b'), expect: { sameAnswer: true, maxTurns: 5 } },
+      { match: 'exact' },
+    );
     expect(failing.passed).toBe(false);
     expect(failing.failures).toEqual(['same answer: different']);
   });
@@ -173,7 +196,10 @@ describe('summarise', () => {
         {
           caseId: 'c2',
           recorded: transcript({ costUsd: 0.01 }),
-          candidate: transcript({ costUsd: 0.03, outcome: { status: 'failed', errorType: 'KeelError.Diverged' } }),
+          candidate: transcript({
+            costUsd: 0.03,
+            outcome: { status: 'failed', errorType: 'KeelError.Diverged' },
+          }),
         },
         { match: 'exact' },
       ),

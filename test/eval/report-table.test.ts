@@ -14,11 +14,27 @@ async function report() {
       {
         caseId: 'refund-1',
         recorded: transcript({
-          turns: [{ calls: [['read_file', { path: 'a.txt' }], ['write_file', { path: 'b.txt', text: 'x' }]] }, {}],
+          turns: [
+            {
+              calls: [
+                ['read_file', { path: 'a.txt' }],
+                ['write_file', { path: 'b.txt', text: 'x' }],
+              ],
+            },
+            {},
+          ],
           costUsd: 0.0123,
         }),
         candidate: transcript({
-          turns: [{ calls: [['read_file', { path: 'a.txt' }], ['list_dir', { path: '.' }]] }, {}],
+          turns: [
+            {
+              calls: [
+                ['read_file', { path: 'a.txt' }],
+                ['list_dir', { path: '.' }],
+              ],
+            },
+            {},
+          ],
           costUsd: 0.01,
         }),
       },

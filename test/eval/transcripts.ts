@@ -2,7 +2,11 @@ import type { RecordedAnswer } from '../../src/contract/replay.js';
 import type { RunTranscript, TranscriptOutcome } from '../../src/eval/recorded-run.js';
 
 /** A call as a test writes it: name, arguments (an object is JSON-encoded as written) and answer. */
-export type CallSpec = [name: string, argumentsJson: string | Record<string, unknown>, answer?: RecordedAnswer];
+export type CallSpec = [
+  name: string,
+  argumentsJson: string | Record<string, unknown>,
+  answer?: RecordedAnswer,
+];
 
 /** A turn as a test writes it: the model's text and the calls it asked for. */
 export interface TurnSpec {
@@ -30,12 +34,20 @@ export function transcript(
       responseId: `resp_${index + 1}`,
       model: 'gpt-test',
       text: spec.text ?? '',
-      usage: { inputTokens: tokens - 10, cachedInputTokens: 0, outputTokens: 10, reasoningTokens: 0, totalTokens: tokens },
+      usage: {
+        inputTokens: tokens - 10,
+        cachedInputTokens: 0,
+        outputTokens: 10,
+        reasoningTokens: 0,
+        totalTokens: tokens,
+      },
       calls: (spec.calls ?? []).map(([name, argumentsJson, answer]) => ({
         callId: `call_${++callNumber}`,
         name,
         argumentsJson: typeof argumentsJson === 'string' ? argumentsJson : JSON.stringify(argumentsJson),
-        ...(answer === undefined ? { answer: { ok: true as const, output: `output of ${name}` } } : { answer }),
+        ...(answer === undefined
+          ? { answer: { ok: true as const, output: `output of ${name}` } }
+          : { answer }),
       })),
     };
   });
@@ -58,4 +70,8 @@ export function transcript(
 }
 
 /** An answer refused because the recording had no such call. */
-export const NOT_RECORDED: RecordedAnswer = { ok: false, error: 'not_recorded', message: 'no recorded call matches' };
+export const NOT_RECORDED: RecordedAnswer = {
+  ok: false,
+  error: 'not_recorded',
+  message: 'no recorded call matches',
+};
