@@ -11,7 +11,7 @@ Options for every command:
 Without TEMPORAL_ADDRESS, \`run\` and \`worker\` use the Temporal server on localhost:7233, or start one
 (persisted in ./.keel, Web UI on http://localhost:8233) that keeps running after them until
 \`keel server stop\`; the other commands only look for one.
-Exit codes: 0 done, 1 error, 2 bad usage, 3 the run ended without completing.`;
+Exit codes: 0 done, 1 error, 2 bad usage, 3 the run ended without completing, 4 an eval's case failed.`;
 
 /** Each command's `--help`, and `keel --help`. */
 export const HELP: Record<string, string> = {
@@ -142,6 +142,32 @@ Every request needs the token; a browser signs in once at the server's own page 
   --port <port>         default 8888 (0: any free port)
   --host <address>      default 127.0.0.1
   --namespace <name>    the namespace it decodes for (default TEMPORAL_NAMESPACE, else "default")${COMMON}`,
+  eval: `Usage: keel eval [<eval file>] [--run <id>]… [--history <file>]… [--query <filter>] [options]
+
+Re-runs the tasks of recorded runs against a candidate, as one evalRun workflow with a child run per
+case; the candidate's tool calls are answered from each recording (same tool, equal arguments), the
+rest as --unmatched says. Then compares each case with its recording and prints a table. Exit code 0
+when every case passes its assertions (without any: the same answer, no divergence), 4 when not.
+
+Cases (added to the eval file's):
+  --run <id>               a recorded run (repeatable)
+  --history <file>         a run exported with \`keel export\` (repeatable)
+  --query <filter>         ended runs matching a visibility filter, e.g. 'KeelStatus = "completed"'
+  --limit <n>              most runs --query brings in (default 20, at most 1000)
+The candidate (over the eval file's):
+  --instructions <text>    other instructions (or --instructions-file <file>)
+  --model <name>           another model
+  --agent <name>           a named agent of the worker's
+  --tools <a,b>            another tool set
+Replay:
+  --unmatched <policy>     a call with no recorded answer: refuse (default; the model is told), run
+                           (read-only tools, and those in --allow-tools), or diverge (the case stops)
+  --allow-tools <a,b>      side-effecting tools --unmatched run may run
+Report:
+  --match exact|normalised how final answers compare (default exact), or --judge <module>
+  --html <file>            also write a self-contained HTML report
+  --concurrency <n>        cases running at once (default 4)
+  --id <eval id>           the eval's workflow id; an eval already there under it is followed${COMMON}`,
   end: `Usage: keel end <run id> [options]
 
 Ends a session: at once when it is idle, else after its current answer.${COMMON}`,

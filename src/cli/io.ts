@@ -7,8 +7,11 @@ import { clientDataConverterFromEnvironment } from '../data-converter.js';
 import { resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 
-/** Exit codes: 0 done (a run completed), 1 error, 2 usage error, 3 the run ended without completing. */
-export const EXIT = { ok: 0, error: 1, usage: 2, notCompleted: 3 } as const;
+/**
+ * Exit codes: 0 done (a run completed), 1 error, 2 usage error, 3 the run ended without completing,
+ * 4 an eval's case failed.
+ */
+export const EXIT = { ok: 0, error: 1, usage: 2, notCompleted: 3, casesFailed: 4 } as const;
 
 /** A mistake in how the CLI was called; the message says what to type instead. */
 export class UsageError extends Error {

@@ -27,6 +27,9 @@ import { runCommand } from './run-command.js';
 import { serverCommand } from './server-command.js';
 import { codecServerCommand } from './codec-server-command.js';
 import { streamCommand, streamFrom } from './stream-command.js';
+import { evalCommand } from './eval-command.js';
+import { evalPlan } from './eval-options.js';
+import { MAX_QUERY_CASES } from '../eval/collect-cases.js';
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -55,6 +58,15 @@ const OPTIONS = {
   origin: { type: 'string' },
   'token-file': { type: 'string' },
   namespace: { type: 'string' },
+  run: { type: 'string', multiple: true },
+  history: { type: 'string', multiple: true },
+  'instructions-file': { type: 'string' },
+  unmatched: { type: 'string' },
+  'allow-tools': { type: 'string' },
+  match: { type: 'string' },
+  judge: { type: 'string' },
+  concurrency: { type: 'string' },
+  html: { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
@@ -73,6 +85,24 @@ const ACCEPTS: Record<string, string[]> = {
   end: [],
   server: [],
   'codec-server': ['port', 'host', 'origin', 'token-file', 'namespace'],
+  eval: [
+    'run',
+    'history',
+    'query',
+    'limit',
+    'instructions',
+    'instructions-file',
+    'model',
+    'agent',
+    'tools',
+    'unmatched',
+    'allow-tools',
+    'match',
+    'judge',
+    'concurrency',
+    'id',
+    'html',
+  ],
 };
 
 /** Commands that go on until the run ends or Ctrl-C. */
@@ -151,6 +181,33 @@ export async function main(argv: readonly string[]): Promise<number> {
           tokenFile: values['token-file'],
           namespace: values.namespace,
         });
+      case 'eval': {
+        if (positionals.length > 1) throw new UsageError('Give at most one argument: the eval file.');
+        const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, '--limit', 1, MAX_QUERY_CASES);
+        return await evalCommand(
+          out,
+          await evalPlan({
+            file: positionals[0],
+            runs: values.run ?? [],
+            histories: values.history ?? [],
+            query: values.query,
+            limit,
+            instructions: values.instructions,
+            instructionsFile: values['instructions-file'],
+            model: values.model,
+            agent: values.agent,
+            tools: values.tools === undefined ? undefined : names(values.tools, '--tools'),
+            unmatched: values.unmatched,
+            allowTools: values['allow-tools'] === undefined ? undefined : names(values['allow-tools'], '--allow-tools'),
+            match: values.match,
+            judge: values.judge,
+            concurrency: wholeNumber(values.concurrency, '--concurrency', 1, 64),
+            evalId: values.id,
+            html: values.html,
+            taskQueue,
+          }),
+        );
+      }
       case 'list':
         noPositionals(positionals);
         return await listCommand(out, taskQueue, wholeNumber(values.limit, '--limit', 1) ?? 20, values.query);
@@ -258,7 +315,10 @@ const FLAG_OF: Partial<Record<string, string>> = {
 };
 
 /** The run input from `keel run`'s arguments, checked against the contract's schema: a bad one is a usage error. */
-function runInput(positionals: string[], values: Record<string, string | boolean | undefined>): RunInputArgs {
+function runInput(
+  positionals: string[],
+  values: Record<string, string | boolean | string[] | undefined>,
+): RunInputArgs {
   const task = positionals.join(' ').trim();
   if (task === '') throw new UsageError('Give the task, e.g. keel run "Summarise README.md"');
   const input: RunInputArgs = { task };
@@ -303,7 +363,7 @@ function twoPositionals(positionals: string[], what: string): [string, string] {
 
 /** A whole-number option within [min, max] (the contract's limits where it has them). */
 function wholeNumber(
-  value: string | boolean | undefined,
+  value: string | boolean | string[] | undefined,
   option: string,
   min: number,
   max?: number,

@@ -1,0 +1,196 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { KeelClient } from '../client.js';
+import type { EvalCaseEnding, EvalRunResult } from '../contract/eval-input.js';
+import { emptyUsage } from '../contract/usage.js';
+import type { UnmatchedCallPolicy } from '../contract/replay.js';
+import { candidateInput } from '../eval/candidate-input.js';
+import type { CandidateSettings } from '../eval/candidate-input.js';
+import { collectCases, EvalSourceError } from '../eval/collect-cases.js';
+import type { CaseSource, ResolvedCase } from '../eval/collect-cases.js';
+import { compareCase } from '../eval/compare.js';
+import type { AnswerMatch } from '../eval/answer-match.js';
+import { summarise } from '../eval/report.js';
+import type { Expectations } from '../eval/assertions.js';
+import { formatReportTable } from '../eval/report-table.js';
+import { reportHtml } from '../eval/report-html.js';
+import type { EvalReport } from '../eval/report.js';
+import { readRunHistoryFile } from '../eval/history-file.js';
+import { readTranscript } from '../eval/read-transcript.js';
+import type { RunTranscript } from '../eval/recorded-run.js';
+import { resolveTarget } from './embedded.js';
+import { CliFailure, connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
+import type { Output } from './io.js';
+import { hostWorkerFor, requireWorkerConfig, runHosting } from './run-command.js';
+
+/** What `keel eval` was asked to do, from its eval file and options. */
+export interface EvalPlan {
+  sources: CaseSource<Expectations>[];
+  candidate: CandidateSettings;
+  unmatched: UnmatchedCallPolicy;
+  allowTools: string[];
+  match: AnswerMatch;
+  concurrency: number | undefined;
+  evalId: string | undefined;
+  /** Where to write the HTML report. */
+  html: string | undefined;
+  taskQueue: string;
+}
+
+/** How often the command asks the eval how far it is, to say which cases have ended. */
+const PROGRESS_EVERY_MS = 1_000;
+
+/**
+ * `keel eval`: re-runs recorded runs' tasks against a candidate, each as a child run of one `evalRun`
+ * workflow, the tools answered from the recordings; then compares both sides of every case and
+ * reports. Exit code 0 when every case passes, 4 when some case does not. An eval that is already
+ * there under `--id` is followed, not started again: a command that died half-way picks it up.
+ */
+export async function evalCommand(out: Output, plan: EvalPlan): Promise<number> {
+  const remote = loadClientConnectConfig().connectionOptions.address !== undefined;
+  const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
+  const client = await connectClient(target, plan.taskQueue);
+  let hosted: { worker: Worker; connection: NativeConnection } | undefined;
+  try {
+    const keel = client.keel;
+    const cases = await collectCases(
+      keel.temporal,
+      plan.sources,
+      { readRun: readTranscript, readHistory: readRunHistoryFile },
+      (runId, why) => out.note(`Skipped run ${runId}: it ${why}.`),
+    ).catch((error: unknown) => {
+      if (error instanceof EvalSourceError) throw new CliFailure('eval-source', error.message);
+      throw error;
+    });
+    if (!remote && !(await workersPolling(keel)))
+      hosted = await hostWorkerFor(target, plan.taskQueue, requireWorkerConfig(), undefined);
+    const session = async (): Promise<number> => {
+      const evalId = await startOrAttach(out, keel, plan, cases);
+      if (target.uiUrl) out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${evalId}`);
+      const result = await waitWithProgress(out, keel, evalId);
+      const report = await reportOf(keel, plan, cases, result);
+      if (plan.html !== undefined) {
+        await writeFile(plan.html, reportHtml(report));
+        out.note(`Report: ${path.resolve(plan.html)}`);
+      }
+      if (out.json) out.data({ evalId, ...report });
+      else for (const line of formatReportTable(report, { columns: process.stdout.columns }).split('\n')) out.line(line);
+      return report.totals.failed > 0 ? EXIT.casesFailed : EXIT.ok;
+    };
+    return hosted ? await runHosting(hosted.worker, session) : await session();
+  } finally {
+    await client.close();
+    await hosted?.connection.close();
+  }
+}
+
+/** Starts the eval, or finds it under `--id` when it is there already (with the same cases). */
+async function startOrAttach(
+  out: Output,
+  keel: KeelClient,
+  plan: EvalPlan,
+  cases: ResolvedCase<Expectations>[],
+): Promise<string> {
+  const inputs = cases.map((entry) => ({
+    caseId: entry.caseId,
+    input: candidateInput(entry.recorded ?? { task: entry.task }, plan.candidate, {
+      unmatched: plan.unmatched,
+      allowTools: plan.allowTools,
+    }),
+  }));
+  if (plan.evalId !== undefined) {
+    const existing = await keel.temporal.workflow
+      .getHandle(plan.evalId)
+      .describe()
+      .catch((error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      });
+    if (existing !== undefined) {
+      if (existing.type !== 'evalRun')
+        throw new CliFailure('run-exists', `${plan.evalId} is a ${existing.type} workflow, not an eval.`);
+      out.note(`Eval ${plan.evalId} is there already (started ${existing.startTime.toISOString()}); following it.`);
+      return plan.evalId;
+    }
+  }
+  const evalId = await keel.startEval(
+    { cases: inputs, ...(plan.concurrency !== undefined ? { concurrency: plan.concurrency } : {}) },
+    plan.evalId !== undefined ? { evalId: plan.evalId } : {},
+  );
+  out.note(
+    `Eval ${evalId} started: ${cases.length} case(s). Ctrl-C leaves it running; \`keel eval … --id ${evalId}\` picks it up again.`,
+  );
+  return evalId;
+}
+
+/** Waits for the eval's result, saying each case's ending as it comes. */
+async function waitWithProgress(out: Output, keel: KeelClient, evalId: string): Promise<EvalRunResult> {
+  const said = new Set<string>();
+  const say = (ending: EvalCaseEnding): void => {
+    if (said.has(ending.caseId)) return;
+    said.add(ending.caseId);
+    out.note(`  case ${ending.caseId}: ${ending.status}${ending.errorType ? ` (${ending.errorType})` : ''}`);
+  };
+  const result = keel.waitForEval(evalId);
+  for (;;) {
+    const tick = new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), PROGRESS_EVERY_MS));
+    const next = await Promise.race([result, tick]);
+    if (next !== 'tick') {
+      next.cases.forEach(say);
+      return next;
+    }
+    const state = await keel.getEvalState(evalId).catch(() => undefined);
+    state?.ended.forEach(say);
+  }
+}
+
+/** Compares each case's candidate run with its recording. */
+async function reportOf(
+  keel: KeelClient,
+  plan: EvalPlan,
+  cases: ResolvedCase<Expectations>[],
+  result: EvalRunResult,
+): Promise<EvalReport> {
+  const byCase = new Map(result.cases.map((ending) => [ending.caseId, ending]));
+  const reports = [];
+  for (const entry of cases) {
+    const ending = byCase.get(entry.caseId);
+    if (ending === undefined)
+      throw new CliFailure(
+        'eval-mismatch',
+        `The eval has no case ${entry.caseId}: it was started with other cases. Give it another --id.`,
+      );
+    const candidate = await readTranscript(keel.temporal, ending.runId).catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) return neverStarted(ending, entry.task);
+      throw error;
+    });
+    const expect = entry.expect;
+    reports.push(
+      await compareCase(
+        {
+          caseId: entry.caseId,
+          ...(entry.recorded !== undefined ? { recorded: entry.recorded } : {}),
+          candidate,
+          ...(expect !== undefined ? { expect } : {}),
+        },
+        { match: plan.match },
+      ),
+    );
+  }
+  return summarise(reports);
+}
+
+/** The transcript of a candidate run that never started (the eval was cancelled before it). */
+function neverStarted(ending: EvalCaseEnding, task: string): RunTranscript {
+  return {
+    runId: ending.runId,
+    input: {},
+    task,
+    turns: [],
+    outcome: { status: 'cancelled', text: '', reason: 'the candidate run never started' },
+    usage: emptyUsage,
+  };
+}
