@@ -2,7 +2,7 @@ import { RunInput } from '../src/contract/run-input.js';
 import type { RunInputArgs } from '../src/contract/run-input.js';
 import { BenchModel, benchTask } from './support/bench-model.js';
 import type { BenchEnvironment } from './support/environment.js';
-import { firstReaching, fitQuadratic } from './support/fit.js';
+import { firstReaching, fitGrowth } from './support/fit.js';
 import {
   eventName,
   fetchEvents,
@@ -145,8 +145,8 @@ function historyCase(
     if (eventName(event) === 'ActivityTaskScheduled' && name === ACTIVITY_NAMES.callModel)
       points.push({ turn: points.length + 1, events: Number(event.eventId), bytes });
   }
-  const eventCurve = fitQuadratic(points.map((point) => [point.turn, point.events] as const));
-  const byteCurve = fitQuadratic(points.map((point) => [point.turn, point.bytes] as const));
+  const eventCurve = fitGrowth(points.map((point) => [point.turn, point.events] as const));
+  const byteCurve = fitGrowth(points.map((point) => [point.turn, point.bytes] as const));
   // Continue-as-new is suggested on a workflow task once history passes a limit; Keel acts on it at the next turn.
   const byEvents = firstReaching(eventCurve, SUGGEST_CONTINUE_AS_NEW.events);
   const byBytes = firstReaching(byteCurve, SUGGEST_CONTINUE_AS_NEW.bytes);

@@ -35,3 +35,19 @@ export function firstReaching(curve: Quadratic, limit: number, maximum = 1_000_0
   }
   return low;
 }
+
+/**
+ * The growth of a history by turn: the quadratic fit, or a straight line when that bends down. A
+ * history never shrinks, so a fit that bends down is noise (a few short turns, workflow tasks that
+ * vary with the model's pace) and would never reach any limit.
+ */
+export function fitGrowth(points: ReadonlyArray<readonly [number, number]>): Quadratic {
+  const curve = fitQuadratic(points);
+  if (curve[2] >= 0 || points.length < 2) return curve;
+  const n = points.length;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  const spread = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0);
+  const slope = spread === 0 ? 0 : points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0) / spread;
+  return [meanY - slope * meanX, slope, 0];
+}
