@@ -26,6 +26,7 @@ import { HELP } from './help.js';
 import { runCommand } from './run-command.js';
 import { serverCommand } from './server-command.js';
 import { codecServerCommand } from './codec-server-command.js';
+import { exportCommand } from './export-command.js';
 import { streamCommand, streamFrom } from './stream-command.js';
 
 const OPTIONS = {
@@ -55,6 +56,7 @@ const OPTIONS = {
   origin: { type: 'string' },
   'token-file': { type: 'string' },
   namespace: { type: 'string' },
+  output: { type: 'string', short: 'o' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
@@ -73,6 +75,7 @@ const ACCEPTS: Record<string, string[]> = {
   end: [],
   server: [],
   'codec-server': ['port', 'host', 'origin', 'token-file', 'namespace'],
+  export: ['output'],
 };
 
 /** Commands that go on until the run ends or Ctrl-C. */
@@ -180,6 +183,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           return await followCommand(out, taskQueue, runId);
         }
         if (command === 'result') return await resultCommand(out, taskQueue, runId);
+        if (command === 'export') return await exportCommand(out, taskQueue, runId, values.output);
         return await cancelCommand(out, taskQueue, runId);
       }
     }
