@@ -2,10 +2,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { KeelClient } from '../../src/client.js';
+import { openPayloadStore } from '../../src/payload-store/open-payload-store.js';
 import { dataConverterFor, encodingFailureConverterPath } from '../../src/data-converter.js';
 import {
   exportRunHistory,
@@ -20,9 +23,15 @@ import { runExecutions } from '../../src/eval/run-executions.js';
 import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
 import { workflowsPath } from '../../src/worker.js';
 import { encryptingClient, encryptingWorker, keyRing } from '../codec/support.js';
-import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
+import {
+  connectTestServer,
+  startTestWorker,
+  temporaryWorkspace,
+  withTestWorker,
+} from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { deferred } from '../support/deferred.js';
+import { historyJson } from '../support/history.js';
 import { silentLogger } from '../support/loggers.js';
 import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -327,6 +336,55 @@ describe('readTranscript of an encrypted run', () => {
       model.assertDone();
     } finally {
       await model.close();
+    }
+  });
+});
+
+describe('readTranscript of a run with payloads in the store', () => {
+  it('reads stored payloads through the store, and export writes them into the file', async () => {
+    const store = await openPayloadStore({
+      location: { kind: 'directory', path: await mkdtemp(path.join(tmpdir(), 'keel-blobs-')) },
+      thresholdBytes: 16 * 1024,
+      keepHours: 720,
+    });
+    const big = 'y'.repeat(40_000);
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'echo', arguments: { text: big } }),
+      reply.text('Echoed a lot.'),
+    ]);
+    try {
+      const { worker, taskQueue } = await startTestWorker(server, {
+        model,
+        tools: [echoTool],
+        workerOptions: { dataConverter: store.dataConverter },
+      });
+      const client = new Client({
+        connection: server.client.connection,
+        namespace: inject('temporalNamespace'),
+        dataConverter: store.dataConverter,
+      });
+      const keel = new KeelClient(client, taskQueue);
+      await worker.runUntil(async () => {
+        const runId = await keel.startRun({ task: 'Echo a lot', observationCharLimit: 100_000 });
+        await keel.waitForResult(runId);
+        const transcript = await readTranscript(client, runId);
+        expect(transcript.turns[0]!.calls[0]).toMatchObject({
+          argumentsJson: JSON.stringify({ text: big }),
+          answer: { ok: true, output: `echo: ${big}` },
+        });
+        const reference = Buffer.from('temporal.api.sdk.v1.ExternalStorageReference').toString('base64');
+        expect(await historyJson(server.client, runId)).toContain(reference);
+        // Without the store, the references cannot be resolved: a loud failure, not an empty value.
+        await expect(readTranscript(server.client, runId)).rejects.toThrow(/external storage|reference/iu);
+        const exported = await exportRunHistory(client, runId);
+        expect(JSON.stringify(exported)).not.toContain(reference);
+        // The file needs no store.
+        expect(await throughFile(exported)).toEqual(transcript);
+      });
+      model.assertDone();
+    } finally {
+      await model.close();
+      await store.close();
     }
   });
 });
