@@ -27,6 +27,9 @@ const RUN_WORKFLOW_TYPE = 'agentRun';
 const MODEL_ACTIVITIES = new Set<string>([ACTIVITY_NAMES.callModel, LEGACY_ACTIVITY_NAMES.callModel]);
 const TOOL_ACTIVITIES = new Set<string>([ACTIVITY_NAMES.executeTool, LEGACY_ACTIVITY_NAMES.executeTool]);
 
+/** The marker a local activity's result is recorded in. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
 /** A history that is not a Keel run's, or that Keel cannot make sense of: the message says where. */
 export class TranscriptError extends Error {
   override name = 'TranscriptError';
@@ -116,10 +119,12 @@ export async function transcriptFromHistories(
       }
       const marker = event.markerRecordedEventAttributes;
       if (marker) {
-        // A local activity (a fast read-only tool) leaves only a marker, its result in `data`.
-        const data = marker.details?.data?.payloads;
-        if (data && data.length > 0)
-          answers.addToolResult(await decode<unknown>(data, `a marker (${where})`));
+        // A local activity (a fast read-only tool) leaves only a marker: its result in `result`
+        // (`data` holds the SDK's own bookkeeping). Only a tool's result parses as an observation.
+        const result = marker.details?.result?.payloads;
+        if (marker.markerName === LOCAL_ACTIVITY_MARKER && result && result.length > 0) {
+          answers.addToolResult(await decode<unknown>(result, `a local activity's result (${where})`));
+        }
         continue;
       }
       const closing = closeEventOf(event);

@@ -31,11 +31,11 @@ import {
 } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { deferred } from '../support/deferred.js';
-import { historyJson } from '../support/history.js';
+import { historyEvents, historyJson } from '../support/history.js';
 import { silentLogger } from '../support/loggers.js';
 import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
-import { addTool, deployTool, echoTool, knownFailureTool } from '../support/test-tools.js';
+import { addTool, deployTool, echoTool, knownFailureTool, localEchoTool } from '../support/test-tools.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -181,6 +181,48 @@ describe('readTranscript', () => {
         const exported = await exportRunHistory(server.client, runId);
         expect(exported.executions).toHaveLength(4);
         expect(await throughFile(exported)).toEqual(transcript);
+      });
+      model.assertDone();
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('reads the answer of a tool that ran as a local activity from its marker when no request carries it', async () => {
+    const model = await ScriptedModel.start([
+      reply.calls({ name: 'echo', arguments: { text: 'local' } }),
+      reply.error(401, 'Incorrect API key provided'),
+    ]);
+    try {
+      await withTestWorker(server, { model, tools: [localEchoTool] }, async ({ keel }) => {
+        const runId = await keel.startRun({ task: 'Echo locally' });
+        expect((await keel.waitForResult(runId)).status).toBe('failed');
+        const events = await historyEvents(server.client, runId);
+        expect(events.some((event) => event.markerRecordedEventAttributes)).toBe(true);
+        expect(
+          events.some(
+            (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'keel.executeTool',
+          ),
+        ).toBe(false);
+        const transcript = await readTranscript(server.client, runId);
+        expect(transcript.turns).toHaveLength(1);
+        expect(transcript.turns[0]!.calls[0]!.answer).toEqual({ ok: true, output: 'echo: local' });
+        expect(transcript.outcome).toMatchObject({
+          status: 'failed',
+          errorType: 'ModelError.Authentication',
+        });
+        // The second request carried the answer too: read the history as it was before that request
+        // was scheduled, where only the marker has it.
+        const second = events.findLastIndex(
+          (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'keel.callModel',
+        );
+        const before = await transcriptFromHistories(
+          runId,
+          [{ events: events.slice(0, second) }],
+          server.client.options.loadedDataConverter,
+        );
+        expect(before.turns[0]!.calls[0]!.answer).toEqual({ ok: true, output: 'echo: local' });
+        expect(before.outcome).toEqual({ status: 'running', text: '' });
       });
       model.assertDone();
     } finally {
