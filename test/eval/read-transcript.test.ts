@@ -346,6 +346,7 @@ describe('readTranscript of an encrypted run', () => {
     const model = await ScriptedModel.start([
       reply.calls({ name: 'echo', arguments: { text: 'secret-7f3a' } }),
       reply.text('The secret is echoed.'),
+      reply.error(401, 'Incorrect API key secret-7f3a'),
     ]);
     const taskQueue = `transcript-${randomUUID()}`;
     const worker = await encryptingWorker(server, {
@@ -374,6 +375,16 @@ describe('readTranscript of an encrypted run', () => {
         expect(JSON.stringify(exported)).not.toContain('secret-7f3a');
         expect(await throughFile(exported, loadDataConverter(dataConverterFor(keys)))).toEqual(transcript);
         await expect(readTranscript(server.client, runId)).rejects.toThrow(TranscriptError);
+
+        // A failed run's failure is encrypted too (its message among the encoded attributes).
+        const failedId = await keel.startRun({ task: 'Fail secretly' });
+        expect((await keel.waitForResult(failedId)).status).toBe('failed');
+        const failed = await exportRunHistory(keel.temporal, failedId);
+        expect(JSON.stringify(failed)).not.toContain('Incorrect API key');
+        const read = await throughFile(failed, loadDataConverter(dataConverterFor(keys)));
+        expect(read).toEqual(await readTranscript(keel.temporal, failedId));
+        expect(read.outcome).toMatchObject({ status: 'failed', errorType: 'ModelError.Authentication' });
+        expect(read.outcome.reason).toContain('Incorrect API key');
       });
       model.assertDone();
     } finally {
