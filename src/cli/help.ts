@@ -32,6 +32,7 @@ Commands:
   reject <id> <call>    refuse a call that waits for approval
   send <id> "<text>"    give a run (or session) a message
   end <id>         end a session
+  export <id>      a run's whole history as a file, for evals (docs/evals.md)
   server start|status|stop   the local Temporal server Keel runs (see \`keel server --help\`)
   codec-server     decode encrypted payloads for the Web UI and \`temporal\` (docs/encryption.md)
 
@@ -168,6 +169,14 @@ Report:
   --html <file>            also write a self-contained HTML report
   --concurrency <n>        cases running at once (default 4)
   --id <eval id>           the eval's workflow id; an eval already there under it is followed${COMMON}`,
+  export: `Usage: keel export <run id> [--output <file>] [options]
+
+Writes the run's whole history (every execution, across continue-as-new) as one JSON file that
+\`keel eval\` reads as a case (docs/evals.md). Payloads stay encrypted when the run is (reading the
+file needs the same keys); payloads in the payload store (KEEL_PAYLOAD_STORE) are written into the
+file. A run that is still going exports what it has done so far.
+
+  -o, --output <file>   write the file there (default: stdout)${COMMON}`,
   end: `Usage: keel end <run id> [options]
 
 Ends a session: at once when it is idle, else after its current answer.${COMMON}`,

@@ -26,6 +26,7 @@ import { HELP } from './help.js';
 import { runCommand } from './run-command.js';
 import { serverCommand } from './server-command.js';
 import { codecServerCommand } from './codec-server-command.js';
+import { exportCommand } from './export-command.js';
 import { streamCommand, streamFrom } from './stream-command.js';
 import { evalCommand } from './eval-command.js';
 import { evalPlan } from './eval-options.js';
@@ -67,6 +68,7 @@ const OPTIONS = {
   judge: { type: 'string' },
   concurrency: { type: 'string' },
   html: { type: 'string' },
+  output: { type: 'string', short: 'o' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
@@ -103,6 +105,7 @@ const ACCEPTS: Record<string, string[]> = {
     'id',
     'html',
   ],
+  export: ['output'],
 };
 
 /** Commands that go on until the run ends or Ctrl-C. */
@@ -237,6 +240,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           return await followCommand(out, taskQueue, runId);
         }
         if (command === 'result') return await resultCommand(out, taskQueue, runId);
+        if (command === 'export') return await exportCommand(out, taskQueue, runId, values.output);
         return await cancelCommand(out, taskQueue, runId);
       }
     }
