@@ -18,8 +18,8 @@ import type { Expectations } from '../eval/assertions.js';
 import { formatReportTable } from '../eval/report-table.js';
 import { reportHtml } from '../eval/report-html.js';
 import type { EvalReport } from '../eval/report.js';
-import { readRunHistoryFile } from '../eval/history-file.js';
-import { readTranscript } from '../eval/read-transcript.js';
+import { readRunHistoryFile, RunHistoryFileError } from '../eval/history-file.js';
+import { readTranscript, TranscriptError } from '../eval/read-transcript.js';
 import type { RunTranscript } from '../eval/recorded-run.js';
 import { resolveTarget } from './embedded.js';
 import { CliFailure, connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
@@ -62,14 +62,20 @@ export async function evalCommand(out: Output, plan: EvalPlan): Promise<number> 
       { readRun: readTranscript, readHistory: readRunHistoryFile },
       (runId, why) => out.note(`Skipped run ${runId}: it ${why}.`),
     ).catch((error: unknown) => {
-      if (error instanceof EvalSourceError) throw new CliFailure('eval-source', error.message);
+      if (
+        error instanceof EvalSourceError ||
+        error instanceof TranscriptError ||
+        error instanceof RunHistoryFileError
+      )
+        throw new CliFailure('eval-source', error.message);
       throw error;
     });
     if (!remote && !(await workersPolling(keel)))
       hosted = await hostWorkerFor(target, plan.taskQueue, requireWorkerConfig(), undefined);
     const session = async (): Promise<number> => {
       const evalId = await startOrAttach(out, keel, plan, cases);
-      if (target.uiUrl) out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${evalId}`);
+      if (target.uiUrl)
+        out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${evalId}`);
       const result = await waitWithProgress(out, keel, evalId);
       const report = await reportOf(keel, plan, cases, result);
       if (plan.html !== undefined) {
@@ -77,7 +83,9 @@ export async function evalCommand(out: Output, plan: EvalPlan): Promise<number> 
         out.note(`Report: ${path.resolve(plan.html)}`);
       }
       if (out.json) out.data({ evalId, ...report });
-      else for (const line of formatReportTable(report, { columns: process.stdout.columns }).split('\n')) out.line(line);
+      else
+        for (const line of formatReportTable(report, { columns: process.stdout.columns }).split('\n'))
+          out.line(line);
       return report.totals.failed > 0 ? EXIT.casesFailed : EXIT.ok;
     };
     return hosted ? await runHosting(hosted.worker, session) : await session();
@@ -112,7 +120,9 @@ async function startOrAttach(
     if (existing !== undefined) {
       if (existing.type !== 'evalRun')
         throw new CliFailure('run-exists', `${plan.evalId} is a ${existing.type} workflow, not an eval.`);
-      out.note(`Eval ${plan.evalId} is there already (started ${existing.startTime.toISOString()}); following it.`);
+      out.note(
+        `Eval ${plan.evalId} is there already (started ${existing.startTime.toISOString()}); following it.`,
+      );
       return plan.evalId;
     }
   }
