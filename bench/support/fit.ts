@@ -48,6 +48,7 @@ export function fitGrowth(points: ReadonlyArray<readonly [number, number]>): Qua
   const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
   const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
   const spread = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0);
-  const slope = spread === 0 ? 0 : points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0) / spread;
+  const slope =
+    spread === 0 ? 0 : points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0) / spread;
   return [meanY - slope * meanX, slope, 0];
 }

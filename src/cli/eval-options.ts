@@ -40,7 +40,8 @@ const DEFAULT_QUERY_LIMIT = 20;
  * setting, and `--run`, `--history` and `--query` add cases to the file's.
  */
 export async function evalPlan(options: EvalOptions): Promise<EvalPlan> {
-  const file: EvalFile | undefined = options.file === undefined ? undefined : await loadEvalFile(options.file);
+  const file: EvalFile | undefined =
+    options.file === undefined ? undefined : await loadEvalFile(options.file);
   // The file's cases come with the file-level assertions merged in already.
   const sources: CaseSource<Expectations>[] = (file?.cases ?? []).map(({ id, source, expect }) => ({
     ...source,
@@ -61,11 +62,19 @@ export async function evalPlan(options: EvalOptions): Promise<EvalPlan> {
   const instructions =
     options.instructionsFile !== undefined
       ? await readFile(options.instructionsFile, 'utf8').catch((error: unknown) => {
-          throw new UsageError(`--instructions-file: cannot read ${options.instructionsFile}: ${(error as Error).message}`);
+          throw new UsageError(
+            `--instructions-file: cannot read ${options.instructionsFile}: ${(error as Error).message}`,
+          );
         })
       : options.instructions;
-  const { instructionsFile: _read, ...fromFile } = file?.candidate ?? {};
-  const candidate: CandidateSettings = { ...fromFile };
+  // The file's instructionsFile is read into instructions already.
+  const fromFile = file?.candidate;
+  const candidate: CandidateSettings = {
+    ...(fromFile?.instructions !== undefined ? { instructions: fromFile.instructions } : {}),
+    ...(fromFile?.model !== undefined ? { model: fromFile.model } : {}),
+    ...(fromFile?.agent !== undefined ? { agent: fromFile.agent } : {}),
+    ...(fromFile?.tools !== undefined ? { tools: fromFile.tools } : {}),
+  };
   if (instructions !== undefined) candidate.instructions = instructions;
   if (options.model !== undefined) candidate.model = options.model;
   if (options.agent !== undefined) candidate.agent = options.agent;
@@ -74,7 +83,9 @@ export async function evalPlan(options: EvalOptions): Promise<EvalPlan> {
   if (options.unmatched !== undefined) {
     const parsed = UnmatchedCallPolicy.safeParse(options.unmatched);
     if (!parsed.success)
-      throw new UsageError(`--unmatched must be refuse, run or diverge, not ${JSON.stringify(options.unmatched)}`);
+      throw new UsageError(
+        `--unmatched must be refuse, run or diverge, not ${JSON.stringify(options.unmatched)}`,
+      );
     unmatched = parsed.data;
   }
   return {

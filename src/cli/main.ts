@@ -186,7 +186,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         });
       case 'eval': {
         if (positionals.length > 1) throw new UsageError('Give at most one argument: the eval file.');
-        const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, '--limit', 1, MAX_QUERY_CASES);
+        const limit =
+          values.limit === undefined ? undefined : wholeNumber(values.limit, '--limit', 1, MAX_QUERY_CASES);
         return await evalCommand(
           out,
           await evalPlan({
@@ -201,7 +202,8 @@ export async function main(argv: readonly string[]): Promise<number> {
             agent: values.agent,
             tools: values.tools === undefined ? undefined : names(values.tools, '--tools'),
             unmatched: values.unmatched,
-            allowTools: values['allow-tools'] === undefined ? undefined : names(values['allow-tools'], '--allow-tools'),
+            allowTools:
+              values['allow-tools'] === undefined ? undefined : names(values['allow-tools'], '--allow-tools'),
             match: values.match,
             judge: values.judge,
             concurrency: wholeNumber(values.concurrency, '--concurrency', 1, 64),

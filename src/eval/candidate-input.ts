@@ -47,7 +47,11 @@ export function candidateInput(
   const input: Record<string, unknown> = { ...base, task: recorded.task };
   for (const [field, value] of Object.entries(candidate)) if (value !== undefined) input[field] = value;
   const calls: RecordedCall[] = 'turns' in recorded ? recordedCalls(recorded) : [];
-  input.replay = { calls, unmatched: replay.unmatched, allowTools: replay.allowTools } satisfies RunReplayArgs;
+  input.replay = {
+    calls,
+    unmatched: replay.unmatched,
+    allowTools: replay.allowTools,
+  } satisfies RunReplayArgs;
   return input as RunInputArgs;
 }
 

@@ -79,7 +79,12 @@ export async function collectCases<Expect>(
             skipped(runId, unusable);
             continue;
           }
-          add(source.id === undefined ? runId : `${source.id}.${runId}`, recorded, recorded.task, source.expect);
+          add(
+            source.id === undefined ? runId : `${source.id}.${runId}`,
+            recorded,
+            recorded.task,
+            source.expect,
+          );
         }
         break;
       }

@@ -92,6 +92,13 @@ const fullInput = {
   maxTotalTokens: 200_000,
   maxDurationSeconds: 3600,
   maxCostUsd: 5,
+  replay: {
+    calls: [
+      { name: 'read_file', argumentsJson: '{"path":"README.md"}', answer: { ok: true, output: '# Keel' } },
+    ],
+    unmatched: 'refuse',
+    allowTools: [],
+  },
 };
 
 describe('published JSON Schemas (docs/schemas)', () => {
