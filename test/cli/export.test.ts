@@ -80,6 +80,25 @@ describe('keel export', () => {
     const help = await runCli(['--help'], { env: environment });
     expect(help.stdout).toContain('export <id>');
   });
+  it('writes a large history to a pipe whole: the command exits only once stdout has it all', async () => {
+    const model = await ScriptedModel.start([reply.text('done')]);
+    try {
+      // A task near its 200,000-character limit: the history is bigger than a pipe's buffer.
+      const task = `Remember ${'all of this, '.repeat(15_000)}`.trim();
+      const runId = await withTestWorker(server, { model }, async ({ keel }) => {
+        const id = await keel.startRun({ task });
+        await keel.waitForResult(id);
+        return id;
+      });
+      const printed = await runCli(['export', runId], { env: environment });
+      expect(printed.code).toBe(0);
+      expect(printed.stdout.length).toBeGreaterThan(task.length);
+      const file = RunHistoryFile.parse(JSON.parse(printed.stdout));
+      expect(file.runId).toBe(runId);
+    } finally {
+      await model.close();
+    }
+  });
 });
 
 async function eventCount(file: string): Promise<number> {
