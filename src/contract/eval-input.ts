@@ -32,21 +32,24 @@ export const EvalRunInput = z
 export type EvalRunInputArgs = z.input<typeof EvalRunInput>;
 export type EvalRunInput = z.output<typeof EvalRunInput>;
 
+/** How a run Keel started can end: a {@link RunResult} status, or cancelled. */
+export const CASE_ENDING_STATUSES = [
+  'completed',
+  'max_turns',
+  'max_tokens',
+  'max_time',
+  'max_cost',
+  'incomplete',
+  'failed',
+  'cancelled',
+] as const;
+
 /** How one case's candidate run ended, as the eval workflow saw its child end. */
 export const EvalCaseEnding = z.strictObject({
   caseId: z.string(),
   /** The child run's workflow id: read its history for the candidate's transcript. */
   runId: z.string(),
-  status: z.enum([
-    'completed',
-    'max_turns',
-    'max_tokens',
-    'max_time',
-    'max_cost',
-    'incomplete',
-    'failed',
-    'cancelled',
-  ]),
+  status: z.enum(CASE_ENDING_STATUSES),
   errorType: FailureType.optional(),
 });
 export type EvalCaseEnding = z.infer<typeof EvalCaseEnding>;

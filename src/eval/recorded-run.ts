@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CASE_ENDING_STATUSES } from '../contract/eval-input.js';
 import { RecordedAnswer } from '../contract/replay.js';
 import { Usage } from '../contract/usage.js';
 
@@ -27,19 +28,7 @@ export type TranscriptTurn = z.infer<typeof TranscriptTurn>;
  * `timed_out` (by Temporal's own timeout), or `running`.
  */
 export const TranscriptOutcome = z.object({
-  status: z.enum([
-    'completed',
-    'max_turns',
-    'max_tokens',
-    'max_time',
-    'max_cost',
-    'incomplete',
-    'failed',
-    'cancelled',
-    'terminated',
-    'timed_out',
-    'running',
-  ]),
+  status: z.enum([...CASE_ENDING_STATUSES, 'terminated', 'timed_out', 'running']),
   /** The final text of a completed run; the last, partial text otherwise ('' when there is none). */
   text: z.string(),
   /** The dotted failure type of a failed run, e.g. `KeelError.Diverged`. */
