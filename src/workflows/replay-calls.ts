@@ -85,7 +85,12 @@ export class ReplayCalls {
    * uses it up); an unmatched one follows the policy. A tool the run does not offer is left to the
    * tool round, which answers `unknown_tool` without running anything.
    */
-  decide(call: ToolCall, tools: ReadonlyMap<string, ToolInfo>, turn: number): ReplayDecision {
+  decide(
+    call: ToolCall,
+    tools: ReadonlyMap<string, ToolInfo>,
+    turn: number,
+    approvalTools: readonly string[] = [],
+  ): ReplayDecision {
     const tool = tools.get(call.name);
     if (tool === undefined) return { kind: 'run' };
     const group = this.#groups.get(callKey(call.name, call.argumentsJson));
@@ -106,13 +111,16 @@ export class ReplayCalls {
           `${call.name}(${shown}${cut}), and the replay's policy for such calls is to stop.`,
       };
     }
-    if (unmatched === 'run' && (tool.readOnly === true || allowTools.includes(call.name))) {
-      return { kind: 'run' };
-    }
+    // Nobody approves calls in a replay: a call that would ask would wait for ever.
+    const asks = (tool.approval ?? 'never') !== 'never' || approvalTools.includes(call.name);
+    const allowed = tool.readOnly === true || allowTools.includes(call.name);
+    if (unmatched === 'run' && allowed && !asks) return { kind: 'run' };
     const why =
-      unmatched === 'run'
-        ? 'it changes things and this replay runs only read-only tools and the ones it allows'
-        : 'this replay answers calls only from the recording';
+      unmatched !== 'run'
+        ? 'this replay answers calls only from the recording'
+        : asks
+          ? 'it would wait for a person to approve it, and nobody approves calls in a replay'
+          : 'it changes things and this replay runs only read-only tools and the ones it allows';
     return {
       kind: 'answer',
       observation: {

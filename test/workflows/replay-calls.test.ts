@@ -202,6 +202,34 @@ describe('replayed tool calls', () => {
     );
   });
 
+  it('under `run`, refuses an unmatched call that would ask for approval, even an allowed one: nobody approves in a replay', async () => {
+    const deploy = deployTool();
+    const look = recordingTool('look', { readOnly: true });
+    const script = () => [
+      reply.calls(
+        { name: 'deploy', arguments: { service: 'api', replicas: 2 } },
+        { name: 'look', arguments: { a: 1 } },
+      ),
+      reply.text('done'),
+    ];
+    await withScenario(server, script(), { tools: [deploy.tool, look.tool] }, async ({ run, model }) => {
+      const { result } = await run({
+        task: 'replay',
+        approvalTools: ['look'],
+        replay: { calls: [], unmatched: 'run', allowTools: ['deploy'] },
+      });
+      expect(result.status).toBe('completed');
+      expect(deploy.ran).toEqual([]);
+      expect(look.ran).toEqual([]);
+      for (const output of outputs(model).map((entry) => String(entry.output))) {
+        const refused = JSON.parse(output) as { error: string; message: string };
+        expect(refused.error).toBe('not_recorded');
+        expect(refused.message).toMatch(/approve/);
+      }
+      expect(outputs(model)).toHaveLength(2);
+    });
+  });
+
   it('under `diverge`, fails the run with KeelError.Diverged naming the turn and call, running none of its calls', async () => {
     const side = recordingTool('side', { readOnly: true });
     await withScenario(
