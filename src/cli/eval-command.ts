@@ -1,9 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { KeelClient } from '../client.js';
+import { EvalRunInput } from '../contract/eval-input.js';
 import type { EvalCaseEnding, EvalRunResult } from '../contract/eval-input.js';
 import { emptyUsage } from '../contract/usage.js';
 import type { UnmatchedCallPolicy } from '../contract/replay.js';
@@ -22,6 +24,7 @@ import { readRunHistoryFile, RunHistoryFileError } from '../eval/history-file.js
 import { readTranscript, TranscriptError } from '../eval/read-transcript.js';
 import type { RunTranscript } from '../eval/recorded-run.js';
 import { resolveTarget } from './embedded.js';
+import { printable } from './terminal-text.js';
 import { CliFailure, connectClient, dataDirectory, EXIT, workersPolling } from './io.js';
 import type { Output } from './io.js';
 import { hostWorkerFor, requireWorkerConfig, runHosting } from './run-command.js';
@@ -56,36 +59,55 @@ export async function evalCommand(out: Output, plan: EvalPlan): Promise<number> 
   let hosted: { worker: Worker; connection: NativeConnection } | undefined;
   try {
     const keel = client.keel;
-    const cases = await collectCases(
-      keel.temporal,
-      plan.sources,
-      { readRun: readTranscript, readHistory: readRunHistoryFile },
-      (runId, why) => out.note(`Skipped run ${runId}: it ${why}.`),
-    ).catch((error: unknown) => {
-      if (
-        error instanceof EvalSourceError ||
-        error instanceof TranscriptError ||
-        error instanceof RunHistoryFileError
-      )
-        throw new CliFailure('eval-source', error.message);
-      throw error;
-    });
-    if (!remote && !(await workersPolling(keel)))
+    const stored = plan.evalId === undefined ? undefined : await storedEval(keel, plan.evalId);
+    // Following an eval: its cases are the ones it was started with, not what a query finds now.
+    const sources =
+      stored === undefined ? plan.sources : plan.sources.filter((source) => source.kind !== 'query');
+    const given =
+      sources.length === 0
+        ? []
+        : await collectCases(
+            keel.temporal,
+            sources,
+            { readRun: readTranscript, readHistory: readRunHistoryFile },
+            (runId, why) => out.note(printable(`Skipped run ${runId}: it ${why}.`)),
+          ).catch((error: unknown) => {
+            if (
+              error instanceof EvalSourceError ||
+              error instanceof TranscriptError ||
+              error instanceof RunHistoryFileError
+            )
+              throw new CliFailure('eval-source', error.message);
+            throw error;
+          });
+    const cases = stored === undefined ? given : await storedCases(keel, plan, stored, given);
+    const polled = await workersPolling(keel);
+    if (!remote && !polled)
       hosted = await hostWorkerFor(target, plan.taskQueue, requireWorkerConfig(), undefined);
+    else if (!polled)
+      out.note(
+        `No worker polls task queue "${plan.taskQueue}": the eval's cases wait until one does. Start one with \`keel worker --task-queue ${plan.taskQueue}\` against the same server.`,
+      );
     const session = async (): Promise<number> => {
-      const evalId = await startOrAttach(out, keel, plan, cases);
+      const evalId = await startOrAttach(out, keel, plan, cases, stored !== undefined);
       if (target.uiUrl)
         out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${evalId}`);
       const result = await waitWithProgress(out, keel, evalId);
       const report = await reportOf(keel, plan, cases, result);
-      if (plan.html !== undefined) {
-        await writeFile(plan.html, reportHtml(report));
-        out.note(`Report: ${path.resolve(plan.html)}`);
-      }
       if (out.json) out.data({ evalId, ...report });
       else
         for (const line of formatReportTable(report, { columns: process.stdout.columns }).split('\n'))
           out.line(line);
+      if (plan.html !== undefined) {
+        // After the report is out: a bad path loses nothing of it.
+        await writeFile(plan.html, reportHtml(report)).catch((error: unknown) => {
+          throw new CliFailure(
+            'write-failed',
+            `Cannot write the HTML report to ${plan.html}: ${(error as Error).message}`,
+          );
+        });
+        out.note(`Report: ${path.resolve(plan.html)}`);
+      }
       return report.totals.failed > 0 ? EXIT.casesFailed : EXIT.ok;
     };
     return hosted ? await runHosting(hosted.worker, session) : await session();
@@ -101,31 +123,21 @@ async function startOrAttach(
   keel: KeelClient,
   plan: EvalPlan,
   cases: ResolvedCase<Expectations>[],
+  stored: boolean,
 ): Promise<string> {
+  if (plan.evalId !== undefined && stored) {
+    out.note(`Eval ${plan.evalId} is there already; following it.`);
+    return plan.evalId;
+  }
   const inputs = cases.map((entry) => ({
     caseId: entry.caseId,
     input: candidateInput(entry.recorded ?? { task: entry.task }, plan.candidate, {
       unmatched: plan.unmatched,
       allowTools: plan.allowTools,
     }),
+    // A run read from the cluster can be read again by whoever follows the eval; a file's cannot.
+    ...(entry.recorded !== undefined && entry.fromCluster ? { recordedRunId: entry.recorded.runId } : {}),
   }));
-  if (plan.evalId !== undefined) {
-    const existing = await keel.temporal.workflow
-      .getHandle(plan.evalId)
-      .describe()
-      .catch((error: unknown) => {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        throw error;
-      });
-    if (existing !== undefined) {
-      if (existing.type !== 'evalRun')
-        throw new CliFailure('run-exists', `${plan.evalId} is a ${existing.type} workflow, not an eval.`);
-      out.note(
-        `Eval ${plan.evalId} is there already (started ${existing.startTime.toISOString()}); following it.`,
-      );
-      return plan.evalId;
-    }
-  }
   const evalId = await keel.startEval(
     { cases: inputs, ...(plan.concurrency !== undefined ? { concurrency: plan.concurrency } : {}) },
     plan.evalId !== undefined ? { evalId: plan.evalId } : {},
@@ -203,4 +215,73 @@ function neverStarted(ending: EvalCaseEnding, task: string): RunTranscript {
     outcome: { status: 'cancelled', text: '', reason: 'the candidate run never started' },
     usage: emptyUsage,
   };
+}
+
+/** The cases an eval was started with: its id, and the recorded run it replays when it names one. */
+async function storedEval(
+  keel: KeelClient,
+  evalId: string,
+): Promise<Array<{ caseId: string; recordedRunId?: string | undefined }> | undefined> {
+  const handle = keel.temporal.workflow.getHandle(evalId);
+  const description = await handle.describe().catch((error: unknown) => {
+    if (error instanceof WorkflowNotFoundError) return undefined;
+    throw error;
+  });
+  if (description === undefined) return undefined;
+  if (description.type !== 'evalRun')
+    throw new CliFailure('run-exists', `${evalId} is a ${description.type} workflow, not an eval.`);
+  const history = await handle.fetchHistory();
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const input = EvalRunInput.safeParse(
+    await decodeFromPayloadsAtIndex<unknown>(keel.temporal.options.loadedDataConverter, 0, payloads),
+  );
+  if (!input.success)
+    throw new CliFailure('eval-source', `Eval ${evalId} has an input this keel cannot read.`);
+  return input.data.cases.map(({ caseId, recordedRunId }) => ({ caseId, recordedRunId }));
+}
+
+/**
+ * The cases of an eval being followed, in its order: those the sources given now name (files,
+ * runs, inline tasks) as given, the others (a query's) from the recorded run the eval names. A case
+ * given now that the eval does not have is refused: the report would leave it out.
+ */
+async function storedCases(
+  keel: KeelClient,
+  plan: EvalPlan,
+  stored: Array<{ caseId: string; recordedRunId?: string | undefined }>,
+  given: ResolvedCase<Expectations>[],
+): Promise<ResolvedCase<Expectations>[]> {
+  const ids = new Set(stored.map((entry) => entry.caseId));
+  const extra = given.find((entry) => !ids.has(entry.caseId));
+  if (extra !== undefined)
+    throw new CliFailure(
+      'eval-mismatch',
+      `Eval ${plan.evalId} has no case ${extra.caseId}: it was started with other cases. Give it another --id.`,
+    );
+  const cases: ResolvedCase<Expectations>[] = [];
+  for (const entry of stored) {
+    const known = given.find((candidate) => candidate.caseId === entry.caseId);
+    if (known !== undefined) {
+      cases.push(known);
+      continue;
+    }
+    if (entry.recordedRunId === undefined)
+      throw new CliFailure(
+        'eval-mismatch',
+        `Eval ${plan.evalId}'s case ${entry.caseId} came from a file or task not given now: give the same cases.`,
+      );
+    const recorded = await readTranscript(keel.temporal, entry.recordedRunId);
+    const query = plan.sources.find(
+      (source) =>
+        source.kind === 'query' && (source.id === undefined || entry.caseId.startsWith(`${source.id}.`)),
+    );
+    cases.push({
+      caseId: entry.caseId,
+      recorded,
+      task: recorded.task,
+      expect: query?.expect,
+      fromCluster: true,
+    });
+  }
+  return cases;
 }

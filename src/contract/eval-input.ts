@@ -12,6 +12,8 @@ export const EvalCaseInput = z.strictObject({
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be 1–100 letters, digits, dots, dashes or underscores'),
   /** The candidate's run input: the recorded task under the candidate's settings, with `replay`. */
   input: RunInput,
+  /** The recorded run the case replays, when it came from the cluster: a follower reads it again. */
+  recordedRunId: z.string().min(1).max(1000).optional(),
 });
 export type EvalCaseInput = z.infer<typeof EvalCaseInput>;
 

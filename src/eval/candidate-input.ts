@@ -1,4 +1,5 @@
-import type { RecordedCall, RunReplayArgs, UnmatchedCallPolicy } from '../contract/replay.js';
+import { RecordedCall } from '../contract/replay.js';
+import type { RunReplayArgs, UnmatchedCallPolicy } from '../contract/replay.js';
 import type { RunInputArgs } from '../contract/run-input.js';
 import type { RunTranscript } from './recorded-run.js';
 
@@ -28,6 +29,9 @@ const NOT_REPLAYED = [
   'replay',
 ] as const;
 
+/** Most recorded calls one replay carries (RunReplay's limit). */
+const MAX_REPLAYED_CALLS = 10_000;
+
 /** Settings an agent definition gives a run, which a recorded run's own would override. */
 const AGENT_SETTINGS = ['instructions', 'model', 'tools'] as const;
 
@@ -46,7 +50,8 @@ export function candidateInput(
   if (candidate.agent !== undefined) for (const field of AGENT_SETTINGS) delete base[field];
   const input: Record<string, unknown> = { ...base, task: recorded.task };
   for (const [field, value] of Object.entries(candidate)) if (value !== undefined) input[field] = value;
-  const calls: RecordedCall[] = 'turns' in recorded ? recordedCalls(recorded) : [];
+  // The contract's most: a recording with more calls replays its first ones.
+  const calls: RecordedCall[] = 'turns' in recorded ? recordedCalls(recorded).slice(0, MAX_REPLAYED_CALLS) : [];
   input.replay = {
     calls,
     unmatched: replay.unmatched,
@@ -55,13 +60,20 @@ export function candidateInput(
   return input as RunInputArgs;
 }
 
-/** Every call of the recording that got an answer, in the order the run made them. */
+/**
+ * Every call of the recording that got an answer, in the order the run made them, but those no
+ * replay can use: a made-up tool name (the model's, answered `unknown_tool`) matches no tool the
+ * candidate has, and arguments over the contract's limit would refuse the whole eval.
+ */
 export function recordedCalls(recorded: Pick<RunTranscript, 'turns'>): RecordedCall[] {
   return recorded.turns.flatMap((turn) =>
-    turn.calls.flatMap((call) =>
-      call.answer === undefined
-        ? []
-        : [{ name: call.name, argumentsJson: call.argumentsJson, answer: call.answer }],
-    ),
+    turn.calls.flatMap((call) => {
+      const kept = RecordedCall.safeParse({
+        name: call.name,
+        argumentsJson: call.argumentsJson,
+        answer: call.answer,
+      });
+      return call.answer !== undefined && kept.success ? [kept.data] : [];
+    }),
   );
 }

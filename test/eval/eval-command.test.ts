@@ -216,6 +216,24 @@ describe('keel eval', () => {
         expect(table.stdout).toMatch(/1 passed/u);
         expect(table.stdout).not.toContain('\u001b');
 
+        // A query finds the recorded runs, skipping the eval's own candidates (newer, and ended
+        // too) without counting them toward --limit.
+        const queried = await runCli(
+          [
+            'eval',
+            ...['--query', `TaskQueue = "${taskQueue}"`, '--limit', '3', '--model', 'model-b'],
+            ...['--unmatched', 'run', '--json', '--task-queue', taskQueue],
+          ],
+          { env },
+        );
+        expect(queried.code).toBe(4);
+        expect(
+          reportOf(queried.stdout)
+            .cases.map((entry) => entry.caseId)
+            .sort(),
+        ).toEqual(Object.values(ids).sort());
+        expect(queried.stderr).toContain(`Skipped run ${report.evalId}.`);
+
         // The HTML report: both sides of every case, on one page that needs nothing else.
         const page = await readFile(html, 'utf8');
         for (const text of ['The sum is 5.', 'The total is 5.', 'Noted.', 'Could not note.', 'Said hello.'])
