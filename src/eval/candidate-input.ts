@@ -51,7 +51,8 @@ export function candidateInput(
   const input: Record<string, unknown> = { ...base, task: recorded.task };
   for (const [field, value] of Object.entries(candidate)) if (value !== undefined) input[field] = value;
   // The contract's most: a recording with more calls replays its first ones.
-  const calls: RecordedCall[] = 'turns' in recorded ? recordedCalls(recorded).slice(0, MAX_REPLAYED_CALLS) : [];
+  const calls: RecordedCall[] =
+    'turns' in recorded ? recordedCalls(recorded).slice(0, MAX_REPLAYED_CALLS) : [];
   input.replay = {
     calls,
     unmatched: replay.unmatched,

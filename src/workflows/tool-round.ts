@@ -52,7 +52,8 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
   const allowedTools = [...byName.keys()];
   const decisions = new Map<ToolCall, ReplayDecision>();
   if (round.replay !== undefined) {
-    for (const call of calls) decisions.set(call, round.replay.decide(call, byName, state.turn, input.approvalTools));
+    for (const call of calls)
+      decisions.set(call, round.replay.decide(call, byName, state.turn, input.approvalTools));
     for (const decision of decisions.values()) {
       if (decision.kind === 'diverge') throw new Diverged(decision.reason);
     }
