@@ -66,7 +66,20 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'TestWorkflowEnvironment',
+          property: 'createLocal',
+          message:
+            'Use createLocalEnvironment (src/cli/dev-server.ts): the SDK gives a dev server 5 s, too few on a cold machine.',
+        },
+      ],
     },
+  },
+  {
+    files: ['src/cli/dev-server.ts'],
+    rules: { 'no-restricted-properties': 'off' },
   },
   {
     files: ['src/workflows/**/*.ts', 'src/contract/**/*.ts'],

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { prepareBuiltKeel } from '../bench/support/built-keel.js';
@@ -12,6 +11,7 @@ import { silentLogger } from './support/loggers.js';
 import { freePort } from './support/free-port.js';
 import { locateTemporalCli } from './support/temporal-cli.js';
 import type { TemporalExecutable } from './support/temporal-cli.js';
+import { createLocalEnvironment } from '../src/cli/dev-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -33,15 +33,18 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const executable = await locateTemporalCli();
   const port = await freePort();
-  const environment = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable,
-      ip: '127.0.0.1',
-      port,
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: dynamicConfigArguments(),
+  const environment = await createLocalEnvironment(
+    {
+      server: {
+        executable,
+        ip: '127.0.0.1',
+        port,
+        log: { format: 'pretty', level: 'error' },
+        extraArgs: dynamicConfigArguments(),
+      },
     },
-  });
+    (line) => console.error(line),
+  );
   const directory = await mkdtemp(path.join(tmpdir(), 'keel-test-'));
   const bundlePath = path.join(directory, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConfigError } from '../config-error.js';
 import { optionalInteger, readEnvironment } from '../env.js';
 import { keelSearchAttributes } from '../workflows/search-attributes.js';
@@ -11,6 +10,7 @@ import { recordedServer, removeServerRecord, serverRecordPath } from './server-r
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
 import { dynamicConfigArguments, missingServerSettings } from '../server-settings.js';
+import { createLocalEnvironment } from './dev-server.js';
 
 /** Ports of the local server: Temporal's usual ones unless `KEEL_LOCAL_PORT` / `KEEL_LOCAL_UI_PORT` say otherwise. */
 export function localPorts(environment: NodeJS.ProcessEnv = process.env): { port: number; uiPort: number } {
@@ -147,7 +147,7 @@ async function startServer(options: {
   }
   const dbFilename = path.join(options.dataDirectory, 'temporal.db');
   options.say(`Starting a local Temporal server on ${address}, data in ${dbFilename}…`);
-  const environmentHandle = await TestWorkflowEnvironment.createLocal({
+  const environmentHandle = await createLocalEnvironment({
     server: {
       executable: { type: 'cached-download' },
       ip: '127.0.0.1',

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -17,6 +17,7 @@ import type { TestServer } from '../support/harness.js';
 import { silentLogger } from '../support/loggers.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { encryptingClient, encryptingWorker, keyRing } from './support.js';
+import { createLocalEnvironment } from '../../src/cli/dev-server.js';
 
 /** Debian's Chromium, which `.ci/run` installs (as in test/cli/embedded-server.test.ts). */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -51,7 +52,7 @@ beforeAll(async () => {
     say: (line) => lines.push(line),
   });
   // A dev server of its own: its Web UI is told the codec server's address, as an operator would.
-  environment = await TestWorkflowEnvironment.createLocal({
+  environment = await createLocalEnvironment({
     server: {
       executable: inject('temporalExecutable'),
       ip: '127.0.0.1',

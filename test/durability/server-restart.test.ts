@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
@@ -10,10 +10,11 @@ import { startTestWorker } from '../support/harness.js';
 import { historyText } from '../support/history.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import { blockingTool } from '../support/test-tools.js';
+import { createLocalEnvironment } from '../../src/cli/dev-server.js';
 
 /** A dev server of this test's own, persisted to `dbFilename`, that the test stops and starts again. */
 function startServer(port: number, dbFilename: string): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({
+  return createLocalEnvironment({
     server: {
       executable: inject('temporalExecutable'),
       ip: '127.0.0.1',

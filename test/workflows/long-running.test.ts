@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { CancelledFailure, Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { addUsage, emptyUsage } from '../../src/contract/usage.js';
@@ -14,6 +13,7 @@ import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest, ScriptStep } from '../support/scripted-model.js';
 import { blockingTool, echoTool, localEchoTool } from '../support/test-tools.js';
 import { ACTIVITY_NAMES } from '../../src/contract/activity-names.js';
+import { createLocalEnvironment } from '../../src/cli/dev-server.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -147,7 +147,7 @@ describe(`a ${LONG_RUN_TURNS}-turn run with continue-as-new suggested at ${SUGGE
     { timeout: 600_000 },
     async () => {
       const port = await freePort();
-      const environment = await TestWorkflowEnvironment.createLocal({
+      const environment = await createLocalEnvironment({
         server: {
           executable: inject('temporalExecutable'),
           ip: '127.0.0.1',
