@@ -8,6 +8,7 @@ import { processIdentity } from './process-identity.js';
 import type { ServerRecord } from './server-record.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
 import { dynamicConfigArguments } from '../server-settings.js';
+import { withSignalsDeferred } from './defer-signals.js';
 
 /** How long a starting server may take to answer (a first start creates its database). */
 const START_TIMEOUT_MS = 60_000;
@@ -159,56 +160,61 @@ async function startOnce(options: LocalServerOptions): Promise<ServerRecord> {
       `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`,
     ]),
   ];
-  const log = await open(logFile, 'a', 0o600);
   const marker = `--- keel: ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`;
-  let child: ReturnType<typeof spawn>;
-  let spawned: Promise<void>;
-  try {
-    await log.write(marker);
-    child = spawn(binary, args, {
-      detached: true,
-      stdio: ['ignore', log.fd, log.fd],
-      env: serverEnvironment(options.environment),
-      cwd: dataDirectory,
-    });
-    // 'spawn' comes once the binary runs (its exec succeeded), 'error' when it could not: listened
-    // for at once, since either may come while the log closes.
-    spawned = new Promise<void>((resolve) => {
-      child.once('spawn', () => resolve());
-      child.once('error', () => resolve());
-    });
-  } finally {
-    await log.close();
-  }
-  child.unref();
   let ended: string | undefined;
-  child.once('error', (error) => (ended = `could not start: ${error.message}`));
-  child.once('exit', (code, signal) => (ended = `exited (${signal ?? `code ${code}`})`));
   const failed = async (what: string): Promise<Error> => {
     await removeServerRecord(dataDirectory);
     const message = `The local Temporal server (${binary}) ${what} before it answered on ${address}. The end of its log (${logFile}):\n${await logTail(logFile)}`;
     const lost = ended === undefined ? undefined : await lostPort(logFile, marker, [port, uiPort]);
     return lost === undefined ? new Error(message) : new LostPortRace(message);
   };
-  await spawned;
-  const identity = child.pid === undefined ? undefined : await processIdentity(child.pid);
-  if (ended !== undefined || identity === undefined) throw await failed(ended ?? 'exited');
-  // Recorded before it answers: a command interrupted from here on leaves a server known as Keel's.
-  const record: ServerRecord = {
-    pid: child.pid!,
-    address,
-    port,
-    uiPort,
-    uiUrl: `http://localhost:${uiPort}`,
-    binary,
-    dataFile,
-    logFile,
-    startedAt: new Date().toISOString(),
-    processStartTime: identity.startTime,
-    args,
-    starting: true,
-  };
-  await writeServerRecord(dataDirectory, record);
+  // From the spawn until the record is written, Ctrl-C waits: a command interrupted in between
+  // would leave a server running that no record names as Keel's.
+  const { child, record } = await withSignalsDeferred(async () => {
+    const log = await open(logFile, 'a', 0o600);
+    let child: ReturnType<typeof spawn>;
+    let spawned: Promise<void>;
+    try {
+      await log.write(marker);
+      child = spawn(binary, args, {
+        detached: true,
+        stdio: ['ignore', log.fd, log.fd],
+        env: serverEnvironment(options.environment),
+        cwd: dataDirectory,
+      });
+      // 'spawn' comes once the binary runs (its exec succeeded), 'error' when it could not: listened
+      // for at once, since either may come while the log closes.
+      spawned = new Promise<void>((resolve) => {
+        child.once('spawn', () => resolve());
+        child.once('error', () => resolve());
+      });
+    } finally {
+      await log.close();
+    }
+    child.unref();
+    child.once('error', (error) => (ended = `could not start: ${error.message}`));
+    child.once('exit', (code, signal) => (ended = `exited (${signal ?? `code ${code}`})`));
+    await spawned;
+    const identity = child.pid === undefined ? undefined : await processIdentity(child.pid);
+    if (ended !== undefined || identity === undefined) throw await failed(ended ?? 'exited');
+    // Recorded before it answers: a command interrupted from here on leaves a server known as Keel's.
+    const record: ServerRecord = {
+      pid: child.pid!,
+      address,
+      port,
+      uiPort,
+      uiUrl: `http://localhost:${uiPort}`,
+      binary,
+      dataFile,
+      logFile,
+      startedAt: new Date().toISOString(),
+      processStartTime: identity.startTime,
+      args,
+      starting: true,
+    };
+    await writeServerRecord(dataDirectory, record);
+    return { child, record };
+  });
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (ended !== undefined) throw await failed(ended);
