@@ -52,7 +52,13 @@ export async function evalPlan(options: EvalOptions): Promise<EvalPlan> {
   for (const history of options.histories) sources.push({ kind: 'history', path: history });
   if (options.query !== undefined)
     sources.push({ kind: 'query', query: options.query, limit: options.limit ?? DEFAULT_QUERY_LIMIT });
-  else if (options.limit !== undefined) throw new UsageError('--limit goes with --query');
+  else if (options.limit !== undefined) {
+    // Without --query, --limit is for the eval file's query cases, in place of their own limits.
+    const queries = sources.filter((source) => source.kind === 'query');
+    if (queries.length === 0)
+      throw new UsageError('--limit goes with --query, or with an eval file that has query cases');
+    for (const source of queries) source.limit = options.limit;
+  }
   if (sources.length === 0)
     throw new UsageError(
       'Give the runs to evaluate: an eval file, --run <id>, --history <file> or --query "<visibility query>".',

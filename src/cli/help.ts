@@ -154,7 +154,8 @@ Cases (added to the eval file's):
   --run <id>               a recorded run (repeatable)
   --history <file>         a run exported with \`keel export\` (repeatable)
   --query <filter>         ended runs matching a visibility filter, e.g. 'KeelStatus = "completed"'
-  --limit <n>              most runs --query brings in (default 20, at most 1000)
+  --limit <n>              most runs --query brings in (default 20, at most 1000); without
+                           --query, the eval file's query cases' limit
 The candidate (over the eval file's):
   --instructions <text>    other instructions (or --instructions-file <file>)
   --model <name>           another model
