@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   Client,
   Connection,
+  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowUpdateFailedError,
@@ -130,13 +131,23 @@ export class KeelClient {
     }
     const evalId = options.evalId ?? `keel-eval-${randomUUID()}`;
     const { cases, concurrency } = parsed.data;
-    await this.temporal.workflow.start<typeof evalRun>(EVAL_RUN_WORKFLOW, {
-      taskQueue: this.taskQueue,
-      workflowId: evalId,
-      args: [input],
-      staticSummary: `eval of ${cases.length} case${cases.length === 1 ? '' : 's'}, ${concurrency} at a time`,
-      staticDetails: `**Cases**\n\n${shorten(cases.map((entry) => `\`${entry.caseId}\``).join(', '), 4_000)}`,
-    });
+    await this.temporal.workflow
+      .start<typeof evalRun>(EVAL_RUN_WORKFLOW, {
+        taskQueue: this.taskQueue,
+        workflowId: evalId,
+        args: [input],
+        staticSummary: `eval of ${cases.length} case${cases.length === 1 ? '' : 's'}, ${concurrency} at a time`,
+        staticDetails: `**Cases**\n\n${shorten(cases.map((entry) => `\`${entry.caseId}\``).join(', '), 4_000)}`,
+      })
+      .catch((error: unknown) => {
+        if (!tooLargeForServer(error)) throw error;
+        const megabytes = (Buffer.byteLength(JSON.stringify(input)) / 1_000_000).toFixed(1);
+        throw new InvalidEvalInputError(
+          `The eval's input (${cases.length} cases, ${megabytes} MB as JSON) is over the Temporal server's ` +
+            'payload size limit (2 MB unless the server sets limit.blobSize.error): split the cases over ' +
+            'several evals, or set KEEL_PAYLOAD_STORE so large payloads are kept outside history.',
+        );
+      });
     return evalId;
   }
 
@@ -257,6 +268,13 @@ function resultOfFailedRun(error: unknown): RunResult | undefined {
   if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure))
     return undefined;
   return runResultOfFailure(error.cause.type ?? undefined, error.cause.details ?? undefined);
+}
+
+/** Whether the server refused a start for its input's size (gRPC INVALID_ARGUMENT, "Blob data size exceeds limit"). */
+function tooLargeForServer(error: unknown): boolean {
+  if (!(error instanceof ServiceError)) return false;
+  const cause = error.cause as { code?: unknown; details?: unknown } | undefined;
+  return cause?.code === 3 && /blob data size exceeds limit/iu.test(String(cause.details));
 }
 
 /** What the UI shows as the run's details: the whole task (shortened if huge) and what was set. */

@@ -148,6 +148,25 @@ describe('evalRun', () => {
     });
   });
 
+  it('refuses an eval too large for one workflow input before anything starts, and says how to split it', async () => {
+    await withScenario(server, [], {}, async ({ keel }) => {
+      // 12 cases of 190,000 characters of instructions each: about 2.3 MB, over the server's 2 MB.
+      const cases = Array.from({ length: 12 }, (_, index) => ({
+        caseId: `big-${index}`,
+        input: { task: 'x', instructions: 'i'.repeat(190_000) },
+      }));
+      const evalId = `big-eval-${Date.now()}`;
+      const error: unknown = await keel.startEval({ cases }, { evalId }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InvalidEvalInputError);
+      expect((error as Error).message).toMatch(/2\.\d MB/u);
+      expect((error as Error).message).toMatch(/12 cases/u);
+      expect((error as Error).message).toMatch(/split/iu);
+      await expect(server.client.workflow.getHandle(evalId).describe()).rejects.toThrow(
+        WorkflowNotFoundError,
+      );
+    });
+  });
+
   it('refuses a bad input: in the client before starting, and in the workflow with KeelError.InvalidInput', async () => {
     await withScenario(server, [], {}, async ({ keel, taskQueue }) => {
       const twice = { caseId: 'same', input: { task: 'x' } };
