@@ -1,18 +1,18 @@
 /**
- * Writes the published JSON Schemas of the run contract to docs/schemas/, generated from the zod
- * schemas in src/contract. Run with `npm run schemas` (`tsx scripts/generate-schemas.ts`) after
- * changing RunInput, RunResult or RunState, and commit the result; test/contract/schemas.test.ts
+ * Writes the published JSON Schemas (the run contract, the eval file and report) to docs/schemas/,
+ * generated from their zod schemas. Run with `npm run schemas` (`tsx scripts/generate-schemas.ts`) after
+ * changing RunInput, RunResult, RunState, EvalFileSchema or EvalReport, and commit the result; test/contract/schemas.test.ts
  * fails while the files are stale.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { format, resolveConfig } from 'prettier';
-import { renderSchemas } from '../src/contract/json-schemas.js';
+import { renderPublishedSchemas } from '../src/eval/json-schemas.js';
 
 const directory = path.resolve(import.meta.dirname, '../docs/schemas');
 
 await mkdir(directory, { recursive: true });
-for (const [file, content] of Object.entries(renderSchemas())) {
+for (const [file, content] of Object.entries(renderPublishedSchemas())) {
   const target = path.join(directory, file);
   // Formatted as `npm run lint` expects, so the generator and `prettier --check` never disagree.
   const formatted = await format(content, { ...(await resolveConfig(target)), filepath: target });

@@ -4,7 +4,7 @@ import { RunResult } from './run-result.js';
 import { RunState } from './run-state.js';
 
 /** One JSON Schema published in docs/schemas/, generated from the zod schema that enforces it. */
-interface PublishedSchema {
+export interface PublishedSchema {
   file: string;
   schema: z.ZodType;
   /** `input`: what a caller may send (fields with defaults optional); `output`: what Keel returns. */
@@ -13,7 +13,8 @@ interface PublishedSchema {
   description: string;
 }
 
-const published: readonly PublishedSchema[] = [
+/** The run contract's schemas; `src/eval/json-schemas.ts` adds the eval file's and report's. */
+export const contractSchemas: readonly PublishedSchema[] = [
   {
     file: 'run-input.schema.json',
     schema: RunInput,
@@ -49,7 +50,9 @@ const published: readonly PublishedSchema[] = [
  * the zod schemas at call time, so `npm run schemas` and the test that checks the checked-in files
  * agree by construction.
  */
-export function renderSchemas(): Record<string, string> {
+export function renderSchemas(
+  published: readonly PublishedSchema[] = contractSchemas,
+): Record<string, string> {
   return Object.fromEntries(
     published.map(({ file, schema, io, title, description }) => {
       const { $schema, ...rest } = z.toJSONSchema(schema, { io });

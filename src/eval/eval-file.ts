@@ -92,6 +92,8 @@ function sourceOf(entry: {
  */
 export const EvalFileSchema = z
   .strictObject({
+    /** The file's JSON Schema (docs/schemas/eval-file.schema.json), for editors; Keel ignores it. */
+    $schema: z.string().max(2_000).optional(),
     candidate: EvalCandidate.default({}),
     unmatched: UnmatchedCallPolicy.default('refuse'),
     allowTools: z.array(ToolName).max(128).default([]),

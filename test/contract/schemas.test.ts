@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderSchemas } from '../../src/contract/json-schemas.js';
+import { renderPublishedSchemas } from '../../src/eval/json-schemas.js';
 import { RunInput } from '../../src/contract/run-input.js';
 import { RunResult } from '../../src/contract/run-result.js';
 import { schemaErrors, schemasDirectory } from '../support/published-schemas.js';
@@ -65,7 +65,7 @@ function documentedFields(heading: string): string[] {
 
 /** The top-level fields of a published schema. */
 function schemaFields(file: PublishedSchemaFile): string[] {
-  return Object.keys((JSON.parse(renderSchemas()[file]!) as { properties: object }).properties);
+  return Object.keys((JSON.parse(renderPublishedSchemas()[file]!) as { properties: object }).properties);
 }
 
 /** Every field a run input can set, each with a value the worker accepts. */
@@ -103,7 +103,7 @@ const fullInput = {
 
 describe('published JSON Schemas (docs/schemas)', () => {
   it('match what the zod contract generates now; after changing it, run `npm run schemas`', () => {
-    const rendered = renderSchemas();
+    const rendered = renderPublishedSchemas();
     const checkedIn = readdirSync(schemasDirectory).filter((file) => file.endsWith('.schema.json'));
     expect(checkedIn.sort(), 'docs/schemas holds exactly the generated files').toEqual(
       Object.keys(rendered).sort(),
@@ -121,11 +121,11 @@ describe('published JSON Schemas (docs/schemas)', () => {
   });
 
   it('are JSON Schema 2020-12 documents with an id, a title and a description', () => {
-    for (const [file, content] of Object.entries(renderSchemas())) {
+    for (const [file, content] of Object.entries(renderPublishedSchemas())) {
       const document = JSON.parse(content) as Record<string, unknown>;
       expect(document.$schema, file).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(document.$id, file).toBe(`urn:keel:${file.replace('.schema.json', '')}`);
-      expect(document.title, file).toMatch(/^Keel run (input|result|state)$/);
+      expect(document.title, file).toMatch(/^Keel (run (input|result|state)|eval (file|report))$/);
       expect(document.description, file).toMatch(/^The .+\.$/);
     }
   });

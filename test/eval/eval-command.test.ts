@@ -12,6 +12,7 @@ import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 import type { RecordedRequest } from '../support/scripted-model.js';
+import { schemaErrors } from '../support/published-schemas.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -138,9 +139,10 @@ function candidateOutputs(model: ScriptedModel): string[] {
     .map((item) => String(item.output));
 }
 
-/** The report `keel eval --json` printed, checked against its schema. */
+/** The report `keel eval --json` printed, checked against its zod schema and the published one. */
 function reportOf(stdout: string): EvalReport & { evalId: string } {
   const printed = JSON.parse(stdout) as { evalId: string };
+  expect(schemaErrors('eval-report.schema.json', printed)).toEqual([]);
   return { ...EvalReport.parse(printed), evalId: printed.evalId };
 }
 

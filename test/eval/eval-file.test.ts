@@ -127,6 +127,17 @@ describe('loadEvalFile', () => {
     expect((await load({ cases: [{ id: 'q', query: 'x' }] })).cases[0]!.source).toMatchObject({ limit: 20 });
   });
 
+  it('takes a "$schema" for editors and ignores it; one that is no string is an error', async () => {
+    const loaded = await load({
+      $schema: '../node_modules/keel/docs/schemas/eval-file.schema.json',
+      cases: [{ id: 'a', run: 'r' }],
+    });
+    expect(loaded.cases.map((entry) => entry.id)).toEqual(['a']);
+    expect(await problems({ $schema: 1, cases: [{ id: 'a', run: 'r' }] })).toEqual([
+      expect.stringMatching(/^\$schema: /u),
+    ]);
+  });
+
   it('names every unknown key by its JSON path, prototype names included', async () => {
     expect(
       await problems(

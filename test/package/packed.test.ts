@@ -47,14 +47,17 @@ afterAll(async () => {
 });
 
 describe('the packed package', () => {
-  it('holds the built code with its declarations, the CLI, the README and package.json, and nothing else', async () => {
+  it('holds the built code with its declarations, the CLI, the JSON Schemas, the README and package.json, and nothing else', async () => {
     const files = packed.files.map((file) => file.path);
     const stray = files.filter(
       (file) =>
         !/^dist\/.+\.(?:js|d\.ts)$/.test(file) &&
+        !/^docs\/schemas\/[\w-]+\.schema\.json$/.test(file) &&
         !['bin/keel.js', 'README.md', 'LICENSE', 'package.json'].includes(file),
     );
     expect(stray).toEqual([]);
+    // An eval file's "$schema" can name node_modules/keel/docs/schemas/eval-file.schema.json.
+    expect(files).toContain('docs/schemas/eval-file.schema.json');
     expect(files).toContain('LICENSE');
     // The prebuilt workflow bundle the worker loads (not a module to import) ships too.
     expect(files).toContain('dist/workflow-bundle.js');

@@ -8,7 +8,11 @@ export const schemasDirectory = path.resolve(import.meta.dirname, '../../docs/sc
 
 /** The published schemas by file name. */
 export type PublishedSchemaFile =
-  'run-input.schema.json' | 'run-result.schema.json' | 'run-state.schema.json';
+  | 'run-input.schema.json'
+  | 'run-result.schema.json'
+  | 'run-state.schema.json'
+  | 'eval-file.schema.json'
+  | 'eval-report.schema.json';
 
 // Strict: a keyword Ajv does not know, or a type mix-up in the schema, is an error rather than ignored.
 const ajv = new Ajv2020({ strict: true, allErrors: true });
