@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
@@ -92,9 +93,16 @@ export async function evalCommand(out: Output, plan: EvalPlan): Promise<number> 
       const evalId = await startOrAttach(out, keel, plan, cases, stored !== undefined);
       if (target.uiUrl)
         out.note(`Watch it: ${target.uiUrl}/namespaces/${target.namespace}/workflows/${evalId}`);
-      const result = await waitWithProgress(out, keel, evalId);
+      let cancelled = false;
+      const result = await waitWithProgress(out, keel, evalId).catch((error: unknown) => {
+        if (!(error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure)) throw error;
+        // The cases that ran are reported as they ended; the ones it never started, as never started.
+        cancelled = true;
+        out.note(`Eval ${evalId} was cancelled: cases it never started are reported as such.`);
+        return cancelledEval(evalId, cases);
+      });
       const report = await reportOf(keel, plan, cases, result);
-      if (out.json) out.data({ evalId, ...report });
+      if (out.json) out.data({ evalId, ...(cancelled ? { cancelled } : {}), ...report });
       else
         for (const line of formatReportTable(report, { columns: process.stdout.columns }).split('\n'))
           out.line(line);
@@ -108,7 +116,7 @@ export async function evalCommand(out: Output, plan: EvalPlan): Promise<number> 
         });
         out.note(`Report: ${path.resolve(plan.html)}`);
       }
-      return report.totals.failed > 0 ? EXIT.casesFailed : EXIT.ok;
+      return cancelled || report.totals.failed > 0 ? EXIT.casesFailed : EXIT.ok;
     };
     return hosted ? await runHosting(hosted.worker, session) : await session();
   } finally {
@@ -203,6 +211,20 @@ async function reportOf(
     );
   }
   return summarise(reports);
+}
+
+/**
+ * The endings of a cancelled eval, which has no result: every case's run by its id, to be read
+ * from its own history (one the eval never started is not there: see {@link neverStarted}).
+ */
+function cancelledEval(evalId: string, cases: readonly ResolvedCase<Expectations>[]): EvalRunResult {
+  return {
+    cases: cases.map((entry) => ({
+      caseId: entry.caseId,
+      runId: `${evalId}.${entry.caseId}`,
+      status: 'cancelled' as const,
+    })),
+  };
 }
 
 /** The transcript of a candidate run that never started (the eval was cancelled before it). */

@@ -4,8 +4,12 @@ import type { PublishedSchema } from '../contract/json-schemas.js';
 import { EvalFileSchema } from './eval-file.js';
 import { EvalReport } from './report.js';
 
-/** What `keel eval --json` prints: the eval's id and its report. */
-export const PrintedEvalReport = EvalReport.extend({ evalId: z.string() });
+/** What `keel eval --json` prints: the eval's id, `cancelled` when it was, and its report. */
+export const PrintedEvalReport = EvalReport.extend({
+  evalId: z.string(),
+  /** The eval was cancelled: the cases it never started are in the report as never started. */
+  cancelled: z.literal(true).optional(),
+});
 
 /** Every schema published in docs/schemas/: the run contract's, the eval file's and the eval report's. */
 export const publishedSchemas: readonly PublishedSchema[] = [

@@ -7,7 +7,7 @@ import type { KeelClient } from '../../src/client.js';
 import { EvalReport } from '../../src/eval/report.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import type { ScriptStep } from '../../src/testing/index.js';
-import { runCli, testServerCliEnvironment } from '../support/cli.js';
+import { runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -293,6 +293,52 @@ describe('keel eval', () => {
         expect(ran).toEqual(['echo hello', 'add 2 3', 'write_note x']);
       });
     } finally {
+      await model.close();
+    }
+  });
+  it('reports a cancelled eval: the case it cancelled as it ended, the one it never started as never started', async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const model = await ScriptedModel.start((request) =>
+      JSON.stringify(request.body.input).includes('case wait')
+        ? reply.held(reply.text('too late'), held)
+        : reply.text('never asked'),
+    );
+    const directory = await mkdtemp(path.join(tmpdir(), 'keel-eval-'));
+    try {
+      await withTestWorker(server, { model, modelMode: 'foreground' }, async ({ taskQueue }) => {
+        const file = path.join(directory, 'eval.json');
+        await writeFile(
+          file,
+          JSON.stringify({
+            concurrency: 1,
+            cases: [
+              { id: 'wait', task: 'case wait: answer slowly' },
+              { id: 'later', task: 'case later: answer' },
+            ],
+          }),
+        );
+        const evalId = `keel-eval-cancelled-${Date.now()}`;
+        const cli = startCli(['eval', file, '--id', evalId, '--json', '--task-queue', taskQueue], {
+          env: testServerCliEnvironment(),
+        });
+        await model.waitForRequests(1);
+        await server.client.workflow.getHandle(evalId).cancel();
+        expect(await cli.exited).toBe(4);
+        expect(cli.stderr).toContain(`Eval ${evalId} was cancelled`);
+        const report = reportOf(cli.stdout);
+        expect(JSON.parse(cli.stdout)).toMatchObject({ evalId, cancelled: true });
+        const byCase = Object.fromEntries(report.cases.map((entry) => [entry.caseId, entry]));
+        expect(byCase.wait).toMatchObject({ passed: false, stop: { after: { status: 'cancelled' } } });
+        expect(byCase.later).toMatchObject({ passed: false, stop: { after: { status: 'cancelled' } } });
+        expect(byCase.wait!.candidate.outcome.reason ?? '').not.toContain('never started');
+        expect(byCase.later!.candidate.outcome).toMatchObject({ reason: 'the candidate run never started' });
+        expect(report.totals).toMatchObject({ cases: 2, passed: 0, failed: 2 });
+        // Only the first case asked the model anything.
+        expect(model.requests).toHaveLength(1);
+      });
+    } finally {
+      release();
       await model.close();
     }
   });
