@@ -24,6 +24,7 @@ export async function withCtrlCKey<T>(work: () => Promise<T>): Promise<T> {
   // (and keep being read) until `work` is done.
   const stayFlowing = (): void => void input.resume();
   input.setRawMode = () => setRawMode(true);
+  restoreRaw = () => setRawMode(false);
   setRawMode(true);
   input.on('data', onData).on('pause', stayFlowing).resume();
   try {
@@ -31,9 +32,21 @@ export async function withCtrlCKey<T>(work: () => Promise<T>): Promise<T> {
   } finally {
     input.off('data', onData).off('pause', stayFlowing);
     input.setRawMode = setRawMode;
+    restoreRaw = undefined;
     setRawMode(false);
     input.pause();
   }
+}
+
+/** Turns raw mode off while {@link withCtrlCKey} holds it on; set only meanwhile. */
+let restoreRaw: (() => void) | undefined;
+
+/**
+ * Gives the terminal back its usual mode before this process ends by a signal it raises itself: a
+ * process that has had a listener for the signal dies without Node's own terminal reset.
+ */
+export function restoreTerminal(): void {
+  restoreRaw?.();
 }
 
 let editorsOpen = 0;

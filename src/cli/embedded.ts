@@ -147,21 +147,24 @@ async function startServer(options: {
   }
   const dbFilename = path.join(options.dataDirectory, 'temporal.db');
   options.say(`Starting a local Temporal server on ${address}, data in ${dbFilename}…`);
-  const environmentHandle = await createLocalEnvironment({
-    server: {
-      executable: { type: 'cached-download' },
-      ip: '127.0.0.1',
-      port,
-      ui: true,
-      uiPort,
-      dbFilename,
-      searchAttributes: [...keelSearchAttributes],
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: dynamicConfigArguments(),
+  const environmentHandle = await createLocalEnvironment(
+    {
+      server: {
+        executable: { type: 'cached-download' },
+        ip: '127.0.0.1',
+        port,
+        ui: true,
+        uiPort,
+        dbFilename,
+        searchAttributes: [...keelSearchAttributes],
+        log: { format: 'pretty', level: 'error' },
+        extraArgs: dynamicConfigArguments(),
+      },
     },
-  }).catch((error: unknown) => {
+    options.say,
+  ).catch((error: unknown) => {
     throw new ConfigError(
-      `Could not download the temporal CLI through the Temporal SDK (${(error as Error).message}): ${INSTALL_HINT}.`,
+      `Could not start a local Temporal server with the temporal CLI the Temporal SDK downloads (${(error as Error).message}): ${INSTALL_HINT}.`,
     );
   });
   return {

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { Terminal } from '../support/terminal.js';
 
 const module = fileURLToPath(new URL('../../src/cli/defer-signals.ts', import.meta.url));
+const ctrlCKey = fileURLToPath(new URL('../../src/cli/ctrl-c-key.ts', import.meta.url));
 
 /**
  * Runs a Node process that signals itself inside `withSignalsDeferred` and then writes `done`
@@ -61,4 +63,51 @@ describe('withSignalsDeferred', () => {
     expect(ended.file).toBe('own listener;done;after;');
     expect(ended.code).toBe(0);
   });
+  it('gives a terminal in raw mode (Ctrl-C read as a key) back its usual mode before the held Ctrl-C ends the process', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'keel-defer-tty-'));
+    const settings = path.join(directory, 'stty');
+    const script = path.join(directory, 'held.mjs');
+    await writeFile(
+      script,
+      [
+        `const { withSignalsDeferred } = await import(${JSON.stringify(module)});`,
+        `const { withCtrlCKey } = await import(${JSON.stringify(ctrlCKey)});`,
+        'await withCtrlCKey(() =>',
+        '  withSignalsDeferred(async () => {',
+        '    // The work ends once Ctrl-C has been read (and held).',
+        "    const key = new Promise((resolve) => process.stdin.on('data', (chunk) => chunk.includes('\\u0003') && resolve()));",
+        "    console.log('holding');",
+        '    await key;',
+        '  }),',
+        ');',
+        "console.log('not reached');",
+      ].join('\n'),
+    );
+    const terminal = await Terminal.start(
+      [
+        'bash',
+        '-c',
+        `"$1" --import tsx "$2"; echo "status $?"; stty -a > "$3"`,
+        'bash',
+        process.execPath,
+        script,
+        settings,
+      ],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+    );
+    try {
+      await terminal.waitFor('holding');
+      await terminal.press('C-c');
+      expect(await terminal.exited()).toBe(0);
+      const screen = await terminal.scrollback();
+      expect(screen).toContain('status 130');
+      expect(screen).not.toContain('not reached');
+      const modes = (await readFile(settings, 'utf8')).split(/\s+/u);
+      expect(modes).toContain('icanon');
+      expect(modes).toContain('echo');
+    } finally {
+      await terminal.close();
+      await rm(directory, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
