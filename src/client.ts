@@ -20,7 +20,7 @@ import { runResultOfFailure } from './contract/run-result-of-failure.js';
 import { RunInput } from './contract/run-input.js';
 import type { RunInputArgs } from './contract/run-input.js';
 import type { RunResult } from './contract/run-result.js';
-import { taskQueueFromEnvironment } from './config.js';
+import { payloadStoreFromEnvironment, taskQueueFromEnvironment } from './config.js';
 import { clientDataConverterFromEnvironment } from './data-converter.js';
 import type { RunState } from './contract/run-state.js';
 import { shorten } from './contract/text.js';
@@ -131,6 +131,16 @@ export class KeelClient {
     }
     const evalId = options.evalId ?? `keel-eval-${randomUUID()}`;
     const { cases, concurrency } = parsed.data;
+    const bytes = Buffer.byteLength(JSON.stringify(input));
+    const tooLarge = (): InvalidEvalInputError =>
+      new InvalidEvalInputError(
+        `The eval's input (${cases.length} cases, ${(bytes / 1024 / 1024).toFixed(1)} MB as JSON) is over the ` +
+          "Temporal server's payload size limit (2 MB unless the server sets limit.blobSize.error): split " +
+          'the cases over several evals, or set KEEL_PAYLOAD_STORE so large payloads are kept outside history.',
+      );
+    // Over gRPC's 4 MB message limit no server takes it, and the client would retry for a minute
+    // before saying so; a payload store would keep it outside the message.
+    if (bytes > GRPC_MESSAGE_LIMIT_BYTES && payloadStoreFromEnvironment() === undefined) throw tooLarge();
     await this.temporal.workflow
       .start<typeof evalRun>(EVAL_RUN_WORKFLOW, {
         taskQueue: this.taskQueue,
@@ -140,13 +150,7 @@ export class KeelClient {
         staticDetails: `**Cases**\n\n${shorten(cases.map((entry) => `\`${entry.caseId}\``).join(', '), 4_000)}`,
       })
       .catch((error: unknown) => {
-        if (!tooLargeForServer(error)) throw error;
-        const megabytes = (Buffer.byteLength(JSON.stringify(input)) / 1_000_000).toFixed(1);
-        throw new InvalidEvalInputError(
-          `The eval's input (${cases.length} cases, ${megabytes} MB as JSON) is over the Temporal server's ` +
-            'payload size limit (2 MB unless the server sets limit.blobSize.error): split the cases over ' +
-            'several evals, or set KEEL_PAYLOAD_STORE so large payloads are kept outside history.',
-        );
+        throw tooLargeForServer(error) ? tooLarge() : error;
       });
     return evalId;
   }
@@ -270,11 +274,21 @@ function resultOfFailedRun(error: unknown): RunResult | undefined {
   return runResultOfFailure(error.cause.type ?? undefined, error.cause.details ?? undefined);
 }
 
-/** Whether the server refused a start for its input's size (gRPC INVALID_ARGUMENT, "Blob data size exceeds limit"). */
+/** gRPC's default limit on one message, which Temporal's frontend keeps (4 MiB). */
+const GRPC_MESSAGE_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Whether the server refused a start for its input's size: over its payload limit (INVALID_ARGUMENT,
+ * "Blob data size exceeds limit") or over gRPC's message limit (RESOURCE_EXHAUSTED, "larger than max").
+ */
 function tooLargeForServer(error: unknown): boolean {
   if (!(error instanceof ServiceError)) return false;
   const cause = error.cause as { code?: unknown; details?: unknown } | undefined;
-  return cause?.code === 3 && /blob data size exceeds limit/iu.test(String(cause.details));
+  const details = String(cause?.details);
+  return (
+    (cause?.code === 3 && /blob data size exceeds limit/iu.test(details)) ||
+    (cause?.code === 8 && /larger than max/iu.test(details))
+  );
 }
 
 /** What the UI shows as the run's details: the whole task (shortened if huge) and what was set. */

@@ -150,20 +150,23 @@ describe('evalRun', () => {
 
   it('refuses an eval too large for one workflow input before anything starts, and says how to split it', async () => {
     await withScenario(server, [], {}, async ({ keel }) => {
-      // 12 cases of 190,000 characters of instructions each: about 2.3 MB, over the server's 2 MB.
-      const cases = Array.from({ length: 12 }, (_, index) => ({
-        caseId: `big-${index}`,
-        input: { task: 'x', instructions: 'i'.repeat(190_000) },
-      }));
-      const evalId = `big-eval-${Date.now()}`;
-      const error: unknown = await keel.startEval({ cases }, { evalId }).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(InvalidEvalInputError);
-      expect((error as Error).message).toMatch(/2\.\d MB/u);
-      expect((error as Error).message).toMatch(/12 cases/u);
-      expect((error as Error).message).toMatch(/split/iu);
-      await expect(server.client.workflow.getHandle(evalId).describe()).rejects.toThrow(
-        WorkflowNotFoundError,
-      );
+      // 12 cases of 190,000 characters of instructions each: about 2.3 MB, over the server's 2 MB;
+      // 30 cases, about 5.7 MB, over gRPC's 4 MB message limit too (refused before the server's check).
+      for (const count of [12, 30]) {
+        const cases = Array.from({ length: count }, (_, index) => ({
+          caseId: `big-${index}`,
+          input: { task: 'x', instructions: 'i'.repeat(190_000) },
+        }));
+        const evalId = `big-eval-${count}-${Date.now()}`;
+        const error: unknown = await keel.startEval({ cases }, { evalId }).catch((caught: unknown) => caught);
+        expect(error, String(error)).toBeInstanceOf(InvalidEvalInputError);
+        expect((error as Error).message).toMatch(/\d\.\d MB/u);
+        expect((error as Error).message).toContain(`${count} cases`);
+        expect((error as Error).message).toMatch(/split/iu);
+        await expect(server.client.workflow.getHandle(evalId).describe()).rejects.toThrow(
+          WorkflowNotFoundError,
+        );
+      }
     });
   });
 
