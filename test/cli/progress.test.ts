@@ -241,7 +241,27 @@ describe('the model writing, live in a terminal', () => {
           expect(writing).not.toContain('owned');
           expect(writing).not.toMatch(/^▸ turn 1/mu);
           halfway.resolve();
-          await terminal.waitFor('✔ completed (1 turn · 0 tool calls');
+          // Failed once in CI (the run stayed "thinking"): a failure says what the run was doing.
+          await terminal.waitFor('✔ completed (1 turn · 0 tool calls').catch(async (error: unknown) => {
+            const runId = /Run (\S+) started/u.exec(await terminal.scrollback())?.[1];
+            const description =
+              runId === undefined
+                ? undefined
+                : await keel.temporal.workflow
+                    .getHandle(runId)
+                    .describe()
+                    .catch(() => undefined);
+            const pending = description?.raw.pendingActivities?.map((activity) => ({
+              type: activity.activityType?.name,
+              attempt: activity.attempt,
+              state: activity.state,
+              lastFailure: activity.lastFailure?.message,
+            }));
+            throw new Error(
+              `${(error as Error).message}\nrun ${runId} ${description?.status.name}; pending activities ${JSON.stringify(pending)}; ` +
+                `model requests ${model.requests.length}; model problems ${JSON.stringify(model.problems)}`,
+            );
+          });
           expect(await terminal.exited()).toBe(0);
           const final = await terminal.scrollback();
           expect(statusLines(final)).toEqual([]);
