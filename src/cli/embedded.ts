@@ -10,7 +10,6 @@ import { recordedServer, removeServerRecord, serverRecordPath } from './server-r
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
 import { dynamicConfigArguments, missingServerSettings } from '../server-settings.js';
-import { createLocalEnvironment } from './dev-server.js';
 
 /** Ports of the local server: Temporal's usual ones unless `KEEL_LOCAL_PORT` / `KEEL_LOCAL_UI_PORT` say otherwise. */
 export function localPorts(environment: NodeJS.ProcessEnv = process.env): { port: number; uiPort: number } {
@@ -147,6 +146,8 @@ async function startServer(options: {
   }
   const dbFilename = path.join(options.dataDirectory, 'temporal.db');
   options.say(`Starting a local Temporal server on ${address}, data in ${dbFilename}…`);
+  // The SDK's dev server (@temporalio/testing, which brings the worker) is loaded only to start one.
+  const { createLocalEnvironment } = await import('./dev-server.js');
   const environmentHandle = await createLocalEnvironment(
     {
       server: {

@@ -1,36 +1,15 @@
-import { Console } from 'node:console';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
-import { workerConfigFromEnvironment } from '../config.js';
 import { ConfigError } from '../config-error.js';
-import { RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunInputArgs } from '../contract/run-input.js';
-import { ServiceError } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/common';
-import { InvalidRunInputError, RunUpdateRefusedError } from '../client.js';
-import { runWorker } from '../worker.js';
 import { withCtrlCKey } from './ctrl-c-key.js';
-import { resolveTarget } from './embedded.js';
-import {
-  cancelCommand,
-  followCommand,
-  listCommand,
-  resultCommand,
-  statusCommand,
-} from './inspect-commands.js';
-import { CliFailure, dataDirectory, EXIT, output, reasonOf, taskQueueOf, UsageError } from './io.js';
-import type { Output } from './io.js';
-import { chatCommand } from './chat-command.js';
-import { approveCommand, endCommand, rejectCommand, sendCommand } from './message-commands.js';
 import { HELP } from './help.js';
-import { runCommand } from './run-command.js';
-import { serverCommand } from './server-command.js';
-import { codecServerCommand } from './codec-server-command.js';
-import { exportCommand } from './export-command.js';
-import { streamCommand, streamFrom } from './stream-command.js';
-import { evalCommand } from './eval-command.js';
-import { evalPlan } from './eval-options.js';
-import { MAX_QUERY_CASES } from '../eval/collect-cases.js';
+import { CliFailure, EXIT, output, reasonOf, UsageError } from './output.js';
+import type { Output } from './output.js';
+
+// Each command's module is imported in its `case` (`await import`), not here: together they bring the
+// Temporal client, the worker's native bridge, the dev server, MCP and OpenTelemetry, over a second of
+// CPU to load, which `keel --help`, a usage error or `keel status` would pay for nothing.
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -148,32 +127,47 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (stray.length > 0)
     return usage(early, `Option --${stray[0]} does not apply to "keel ${command}".`, command);
   const out = output(values.json === true);
-  const taskQueue = taskQueueOf(values['task-queue']);
+  // Read once a command's arguments are known to be right: it needs the configuration module.
+  const taskQueue = async (): Promise<string> => (await import('./io.js')).taskQueueOf(values['task-queue']);
   const dispatch = async (): Promise<number> => {
     switch (command) {
-      case 'run':
+      case 'run': {
+        const input = await runInput(positionals, values);
+        const { runCommand } = await import('./run-command.js');
         return await runCommand(out, {
-          input: runInput(positionals, values),
+          input,
           runId: values.id,
-          taskQueue,
+          taskQueue: await taskQueue(),
           detach: values.detach === true,
           demo: values.demo === true,
         });
+      }
       case 'chat': {
         if (positionals.length > 1)
           throw new UsageError('Give at most one argument: the session to continue.');
         // The options of a new session are `keel run`'s; its task is the first message typed.
-        const input: Partial<RunInputArgs> = runInput(['…'], values);
+        const input: Partial<RunInputArgs> = await runInput(['…'], values);
         delete input.task;
-        return await chatCommand(out, { resume: positionals[0], id: values.id, input, taskQueue });
+        const { chatCommand } = await import('./chat-command.js');
+        return await chatCommand(out, {
+          resume: positionals[0],
+          id: values.id,
+          input,
+          taskQueue: await taskQueue(),
+        });
       }
-      case 'worker':
+      case 'worker': {
         noPositionals(positionals);
-        return await workerCommand(out, taskQueue, values.tools);
-      case 'server':
+        const { workerCommand } = await import('./worker-command.js');
+        return await workerCommand(out, await taskQueue(), values.tools);
+      }
+      case 'server': {
+        const { serverCommand } = await import('./server-command.js');
         return await serverCommand(out, positionals);
-      case 'codec-server':
+      }
+      case 'codec-server': {
         noPositionals(positionals);
+        const { codecServerCommand } = await import('./codec-server-command.js');
         return await codecServerCommand(out, {
           port: values.port,
           host: values.host,
@@ -184,43 +178,50 @@ export async function main(argv: readonly string[]): Promise<number> {
           tokenFile: values['token-file'],
           namespace: values.namespace,
         });
+      }
       case 'eval': {
         if (positionals.length > 1) throw new UsageError('Give at most one argument: the eval file.');
+        const { MAX_QUERY_CASES } = await import('../eval/collect-cases.js');
         const limit =
           values.limit === undefined ? undefined : wholeNumber(values.limit, '--limit', 1, MAX_QUERY_CASES);
-        return await evalCommand(
-          out,
-          await evalPlan({
-            file: positionals[0],
-            runs: values.run ?? [],
-            histories: values.history ?? [],
-            query: values.query,
-            limit,
-            instructions: values.instructions,
-            instructionsFile: values['instructions-file'],
-            model: values.model,
-            agent: values.agent,
-            tools: values.tools === undefined ? undefined : names(values.tools, '--tools'),
-            unmatched: values.unmatched,
-            allowTools:
-              values['allow-tools'] === undefined ? undefined : names(values['allow-tools'], '--allow-tools'),
-            match: values.match,
-            judge: values.judge,
-            concurrency: wholeNumber(values.concurrency, '--concurrency', 1, 64),
-            evalId: values.id,
-            html: values.html,
-            taskQueue,
-          }),
-        );
+        const { evalPlan } = await import('./eval-options.js');
+        const plan = await evalPlan({
+          file: positionals[0],
+          runs: values.run ?? [],
+          histories: values.history ?? [],
+          query: values.query,
+          limit,
+          instructions: values.instructions,
+          instructionsFile: values['instructions-file'],
+          model: values.model,
+          agent: values.agent,
+          tools: values.tools === undefined ? undefined : names(values.tools, '--tools'),
+          unmatched: values.unmatched,
+          allowTools:
+            values['allow-tools'] === undefined ? undefined : names(values['allow-tools'], '--allow-tools'),
+          match: values.match,
+          judge: values.judge,
+          concurrency: wholeNumber(values.concurrency, '--concurrency', 1, 64),
+          evalId: values.id,
+          html: values.html,
+          taskQueue: await taskQueue(),
+        });
+        const { evalCommand } = await import('./eval-command.js');
+        return await evalCommand(out, plan);
       }
-      case 'list':
+      case 'list': {
         noPositionals(positionals);
-        return await listCommand(out, taskQueue, wholeNumber(values.limit, '--limit', 1) ?? 20, values.query);
+        const limit = wholeNumber(values.limit, '--limit', 1) ?? 20;
+        const { listCommand } = await import('./inspect-commands.js');
+        return await listCommand(out, await taskQueue(), limit, values.query);
+      }
       case 'approve':
       case 'reject': {
         const [runId, callId] = twoPositionals(positionals, 'the run id and the call id');
-        if (command === 'reject') return await rejectCommand(out, taskQueue, runId, callId, values.reason);
-        return await approveCommand(out, taskQueue, runId, callId, {
+        const { approveCommand, rejectCommand } = await import('./message-commands.js');
+        if (command === 'reject')
+          return await rejectCommand(out, await taskQueue(), runId, callId, values.reason);
+        return await approveCommand(out, await taskQueue(), runId, callId, {
           ...(values.args !== undefined ? { argumentsJson: values.args } : {}),
           ...(values.note !== undefined ? { note: values.note } : {}),
         });
@@ -229,21 +230,36 @@ export async function main(argv: readonly string[]): Promise<number> {
         const [runId, ...words] = positionals;
         if (runId === undefined || words.length === 0)
           throw new UsageError('Give the run id and the message, e.g. keel send <run id> "And the tests?"');
-        return await sendCommand(out, taskQueue, runId, words.join(' '), values.wait === true);
+        const { sendCommand } = await import('./message-commands.js');
+        return await sendCommand(out, await taskQueue(), runId, words.join(' '), values.wait === true);
+      }
+      case 'end': {
+        const runId = onePositional(positionals, 'a run id');
+        const { endCommand } = await import('./message-commands.js');
+        return await endCommand(out, await taskQueue(), runId);
+      }
+      case 'follow': {
+        const runId = onePositional(positionals, 'a run id');
+        if (values.stream === true) {
+          const { streamCommand, streamFrom } = await import('./stream-command.js');
+          const from = streamFrom(values.from);
+          return await streamCommand(out, await taskQueue(), runId, from);
+        }
+        if (values.from !== undefined) throw new UsageError('--from goes with --stream');
+        const { followCommand } = await import('./inspect-commands.js');
+        return await followCommand(out, await taskQueue(), runId);
+      }
+      case 'export': {
+        const runId = onePositional(positionals, 'a run id');
+        const { exportCommand } = await import('./export-command.js');
+        return await exportCommand(out, await taskQueue(), runId, values.output);
       }
       default: {
         const runId = onePositional(positionals, 'a run id');
-        if (command === 'end') return await endCommand(out, taskQueue, runId);
-        if (command === 'status') return await statusCommand(out, taskQueue, runId);
-        if (command === 'follow') {
-          if (values.stream === true)
-            return await streamCommand(out, taskQueue, runId, streamFrom(values.from));
-          if (values.from !== undefined) throw new UsageError('--from goes with --stream');
-          return await followCommand(out, taskQueue, runId);
-        }
-        if (command === 'result') return await resultCommand(out, taskQueue, runId);
-        if (command === 'export') return await exportCommand(out, taskQueue, runId, values.output);
-        return await cancelCommand(out, taskQueue, runId);
+        const { cancelCommand, resultCommand, statusCommand } = await import('./inspect-commands.js');
+        if (command === 'status') return await statusCommand(out, await taskQueue(), runId);
+        if (command === 'result') return await resultCommand(out, await taskQueue(), runId);
+        return await cancelCommand(out, await taskQueue(), runId);
       }
     }
   };
@@ -251,43 +267,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Commands that run until Ctrl-C read it as a key in a terminal: see withCtrlCKey.
     return await (UNTIL_CTRL_C.includes(command) ? withCtrlCKey(dispatch) : dispatch());
   } catch (error) {
-    return failure(out, command, error);
-  }
-}
-
-async function workerCommand(
-  out: Output,
-  taskQueue: string,
-  toolsModule: string | undefined,
-): Promise<number> {
-  const config = {
-    ...workerConfigFromEnvironment(),
-    taskQueue,
-    ...(toolsModule === undefined ? {} : { toolsModule }),
-  };
-  const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: true });
-  try {
-    await runWorker(config, {
-      target,
-      ...(target.dataDirectory === undefined ? {} : { dataDirectory: target.dataDirectory }),
-      // With --json, stdout carries one JSON line once the worker polls; its own lines go to stderr.
-      ...(out.json
-        ? {
-            console: new Console(process.stderr),
-            onReady: () =>
-              out.data({
-                worker: {
-                  taskQueue,
-                  namespace: target.namespace,
-                  address: target.connectionOptions.address ?? 'localhost:7233',
-                },
-              }),
-          }
-        : {}),
-    });
-    return EXIT.ok;
-  } finally {
-    await target.embedded?.stop();
+    return await failure(out, command, error);
   }
 }
 
@@ -321,12 +301,13 @@ const FLAG_OF: Partial<Record<string, string>> = {
 };
 
 /** The run input from `keel run`'s arguments, checked against the contract's schema: a bad one is a usage error. */
-function runInput(
+async function runInput(
   positionals: string[],
   values: Record<string, string | boolean | string[] | undefined>,
-): RunInputArgs {
+): Promise<RunInputArgs> {
   const task = positionals.join(' ').trim();
   if (task === '') throw new UsageError('Give the task, e.g. keel run "Summarise README.md"');
+  const { RunInput, RunLimits } = await import('../contract/run-input.js');
   const input: RunInputArgs = { task };
   if (typeof values.agent === 'string') input.agent = values.agent;
   if (typeof values.model === 'string') input.model = values.model;
@@ -399,12 +380,16 @@ function usage(out: Output, message: string, command: string): number {
 }
 
 /** Every failure of a command, as one line (the JSON error with `--json`) and its exit code. */
-function failure(out: Output, command: string, error: unknown): number {
+async function failure(out: Output, command: string, error: unknown): Promise<number> {
   if (error instanceof UsageError) return usage(out, error.message, command);
   if (error instanceof CliFailure) {
     out.error(error.code, error.message, error.extra);
     return error.exitCode;
   }
+  // Loaded here, not at the top: a usage error must not pay for the Temporal client (a command that
+  // failed has mostly loaded them already).
+  const [{ InvalidRunInputError, RunUpdateRefusedError }, { ServiceError }, { WorkflowNotFoundError }] =
+    await Promise.all([import('../client.js'), import('@temporalio/client'), import('@temporalio/common')]);
   const code =
     error instanceof ConfigError
       ? 'config'
