@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the two Go binaries the tests need, when their caches lack them, ahead of the tests:
+#   1. the OpenTelemetry Collector (scripts/telemetry/collector.sh), which `npm test` needs;
+#   2. the Temporal server and temporal-sql-tool (scripts/cluster/temporal-server.sh), which
+#      `npm run test:cluster` needs.
+# Each through its own script, so the lock, cache and verification are the same as when a test asks:
+# a test that needs a binary still being built here waits for it on that script's lock. One after the
+# other, so the second reuses the Go build cache the first filled, at the lowest priority. Meant to be
+# started in the background (.ci/run starts it first thing):
+#   scripts/prebuild-binaries.sh [LOG]    (LOG: write everything there instead of stdout and stderr)
+# Exits non-zero when either build failed; each line it writes itself starts with `prebuild:`.
+# One block, read whole before any of it runs: bash reads a script as it goes, and this one runs for
+# minutes, during which the file may be edited or checked out.
+{
+set -uo pipefail
+
+if [ $# -gt 0 ]; then
+  exec >"$1" 2>&1
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+started=$SECONDS
+failed=""
+
+build() {
+  local name=$1 script=$2 began=$SECONDS output status=0
+  echo "prebuild: $name ($script)..."
+  output=$(nice -n 19 bash "$script") || status=$?
+  if [ "$status" -eq 0 ]; then
+    echo "prebuild: $name ready in $((SECONDS - began)) s: $(tail -n 1 <<<"$output")"
+  else
+    echo "prebuild: $name FAILED (exit $status) after $((SECONDS - began)) s; its output is above"
+    failed="$failed $name;"
+  fi
+}
+
+build "OpenTelemetry Collector" "$here/telemetry/collector.sh"
+build "Temporal server" "$here/cluster/temporal-server.sh"
+
+if [ -n "$failed" ]; then
+  echo "prebuild: failed after $((SECONDS - started)) s:${failed%;}"
+  exit 1
+fi
+echo "prebuild: both ready in $((SECONDS - started)) s"
+exit
+}
