@@ -1,5 +1,13 @@
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
 
 /** `npm run record-histories`: the recorder only, with the same server and bundle set-up as the tests. */
-export default defineConfig({ test: { ...base.test, include: ['scripts/record-histories.ts'] } });
+export default defineConfig({
+  test: {
+    include: ['scripts/record-histories.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});

@@ -12,6 +12,7 @@ import { freePort } from './support/free-port.js';
 import { locateTemporalCli } from './support/temporal-cli.js';
 import type { TemporalExecutable } from './support/temporal-cli.js';
 import { createLocalEnvironment } from '../src/cli/dev-server.js';
+import { compileProcessWorker } from './support/process/compile-worker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,14 +24,72 @@ declare module 'vitest' {
     temporalExecutable: TemporalExecutable;
     /**
      * A copy of the built package (`dist/`, built first when stale), made before any test runs: the
-     * package test rebuilds `dist/` in place, so tests that run the built worker use this copy.
+     * package test rebuilds `dist/` in place when the source changed meanwhile, and a contributor may
+     * rebuild it while tests run, so tests that run the built code (the CLI, the worker) use this copy.
      */
     builtKeel: BuiltKeel;
+    /** The process fixtures' worker compiled against that copy (test/support/process/compile-worker.ts). */
+    processWorkerEntry: string;
   }
 }
 
-/** One ephemeral Temporal dev server and one workflow bundle for the whole test run. */
+/** What the global setup provides to tests. */
+interface Provided {
+  temporalAddress: string;
+  temporalNamespace: string;
+  workflowBundlePath: string;
+  temporalExecutable: TemporalExecutable;
+  builtKeel: BuiltKeel;
+  processWorkerEntry: string;
+}
+
+/** The set-up shared by every tier of one vitest process, and how many tiers still use it. */
+interface Shared {
+  provided: Promise<Provided>;
+  teardown: () => Promise<void>;
+  users: number;
+}
+
+// Vitest runs a project's global setup once per project (tier), each loading this module anew:
+// the shared state lives on the vitest process's global object, so the tiers share one server.
+const key = Symbol.for('keel.test.global-setup');
+const shared = globalThis as { [key]?: Shared };
+
+/**
+ * One ephemeral Temporal dev server, one workflow bundle and one copy of the built package for the
+ * whole test run, shared by every tier that runs (integration, terminal, browser).
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let state = shared[key];
+  if (state === undefined) {
+    const teardowns: Array<() => Promise<void>> = [];
+    state = {
+      provided: start(teardowns).catch(async (error: unknown) => {
+        // Whatever did start (the server, say) must not outlive a set-up that failed.
+        for (const teardown of teardowns.reverse()) await teardown().catch(() => undefined);
+        throw error;
+      }),
+      teardown: async () => {
+        for (const teardown of teardowns.reverse()) await teardown();
+      },
+      users: 0,
+    };
+    shared[key] = state;
+  }
+  state.users += 1;
+  const provided = await state.provided;
+  for (const [name, value] of Object.entries(provided))
+    project.provide(name as keyof Provided, value as never);
+  const current = state;
+  return async () => {
+    current.users -= 1;
+    if (current.users > 0) return;
+    delete shared[key];
+    await current.teardown();
+  };
+}
+
+async function start(teardowns: Array<() => Promise<void>>): Promise<Provided> {
   const executable = await locateTemporalCli();
   const port = await freePort();
   const environment = await createLocalEnvironment(
@@ -45,7 +104,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     },
     (line) => console.error(line),
   );
+  teardowns.push(() => environment.teardown());
   const directory = await mkdtemp(path.join(tmpdir(), 'keel-test-'));
+  teardowns.push(() => rm(directory, { recursive: true, force: true }));
   const bundlePath = path.join(directory, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({
     workflowsPath,
@@ -57,14 +118,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   await writeFile(bundlePath, bundle.code);
   const builtKeel = await prepareBuiltKeel(directory, (line) => console.error(line));
-
-  project.provide('temporalAddress', `127.0.0.1:${port}`);
-  project.provide('temporalNamespace', environment.namespace ?? 'default');
-  project.provide('workflowBundlePath', bundlePath);
-  project.provide('temporalExecutable', executable);
-  project.provide('builtKeel', builtKeel);
-  return async () => {
-    await environment.teardown();
-    await rm(directory, { recursive: true, force: true });
+  const processWorkerEntry = await compileProcessWorker(builtKeel.root);
+  return {
+    temporalAddress: `127.0.0.1:${port}`,
+    temporalNamespace: environment.namespace ?? 'default',
+    workflowBundlePath: bundlePath,
+    temporalExecutable: executable,
+    builtKeel,
+    processWorkerEntry,
   };
 }

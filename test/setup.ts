@@ -1,15 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { afterEach } from 'vitest';
-import { takeSchemaViolations } from './support/scripted-model.js';
+import './setup-requests.js';
 
-// Runs in every test process before any worker exists. Expected failures (invalid inputs, failed
-// attempts) log at WARN with stacks and worker lifecycle at INFO; keep test output to real errors.
+// Runs in every test process of the tiers with a server, before any worker exists. Expected failures
+// (invalid inputs, failed attempts) log at WARN with stacks and worker lifecycle at INFO; keep test
+// output to real errors.
 Runtime.install({ logger: new DefaultLogger('ERROR') });
-
-// Every request a test sends to the scripted model must be valid under OpenAI's published schema,
-// whether or not the test looks at the requests: an invalid one fails the test that sent it.
-afterEach(() => {
-  const violations = takeSchemaViolations();
-  if (violations.length > 0)
-    throw new Error(`Requests to the scripted model were invalid:\n${violations.join('\n')}`);
-});
