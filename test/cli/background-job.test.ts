@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testServerCliEnvironment } from '../support/cli.js';
 import { ScriptedModel } from '../support/scripted-model.js';
-import { Terminal, keelBin } from '../support/terminal.js';
+import { keelEntry } from '../support/cli.js';
+import { Terminal } from '../support/terminal.js';
 
 // A command started with `&` in an interactive shell is a background job: if it changed the
 // terminal's mode or read from it, the terminal driver would stop it ("Stopped (tty output)") and it
@@ -32,7 +33,7 @@ describe('keel as a background job of an interactive shell', () => {
     opened.push(terminal);
     await terminal.waitFor(/bash-[\d.]+[#$]/u);
     // set -b: the shell reports a job that stops at once, not at the next prompt.
-    await terminal.type(`set -b; ${process.execPath} ${keelBin} worker --task-queue ${queue} &`);
+    await terminal.type(`set -b; ${process.execPath} ${keelEntry()} worker --task-queue ${queue} &`);
     await terminal.press('Enter');
     const started = await terminal.waitFor(/Keel worker on task queue|Stopped/u);
     expect(started).not.toMatch(/Stopped/u);

@@ -2,13 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../src/cli/terminal-text.js';
-import { runCli, testServerCliEnvironment } from '../support/cli.js';
+import { keelEntry, runCli, testServerCliEnvironment } from '../support/cli.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
-import { keelBin, Terminal } from '../support/terminal.js';
+import { Terminal } from '../support/terminal.js';
 import { blockingTool, echoTool } from '../support/test-tools.js';
 import { saveScreen, statusLines } from './screens.js';
 
@@ -338,7 +338,7 @@ describe('keel run without a live terminal', () => {
     try {
       await withTestWorker(server, { model }, async ({ taskQueue }) => {
         // `script` gives keel a terminal of its own and records every byte it writes to it.
-        const command = `env ${setting} ${process.execPath} ${keelBin} run Plain --task-queue ${taskQueue}`;
+        const command = `env ${setting} ${process.execPath} ${keelEntry()} run Plain --task-queue ${taskQueue}`;
         const terminal = await Terminal.start(['script', '-qefc', command, raw], { env: environment });
         opened.push(terminal);
         expect(await terminal.exited()).toBe(0);

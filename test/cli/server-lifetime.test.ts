@@ -65,7 +65,8 @@ describe('the local Temporal server Keel starts', () => {
         OPENAI_BASE_URL: model.url,
         KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
       });
-      const first = servers.startCli(['worker'], { env, cwd: workspace });
+      // This checkout's own `keel` (the source through tsx), as `npx keel` runs it.
+      const first = servers.startCli(['worker'], { env, cwd: workspace, source: true });
       workers.push(first);
       await first.waitForOutput('Keel worker on task queue "keel"');
       expect(first.stderr).toContain('Starting a local Temporal server');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { processIdentity } from '../../src/cli/process-identity.js';
 import { ServerRecord } from '../../src/cli/server-record.js';
 import { cliEnvironment, startCli } from './cli.js';
+import type { CliOptions } from './cli.js';
 import type { CliProcess } from './cli.js';
 import { freePort } from './free-port.js';
 
@@ -26,7 +27,7 @@ export class LocalServers {
   readonly #clis: CliProcess[] = [];
 
   /** `startCli`, remembered: {@link stopAll} kills it first if it still runs (a test that failed or timed out). */
-  startCli(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): CliProcess {
+  startCli(args: string[], options: CliOptions): CliProcess {
     const cli = startCli(args, options);
     this.#clis.push(cli);
     return cli;
@@ -35,7 +36,7 @@ export class LocalServers {
   /** `runCli` through {@link startCli}, so a CLI still running when its test ends is killed. */
   async runCli(
     args: string[],
-    options: { env: NodeJS.ProcessEnv; cwd?: string },
+    options: CliOptions,
   ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const cli = this.startCli(args, options);
     const code = await cli.exited;

@@ -3,17 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { keelEntry } from './cli.js';
 
 const run = promisify(execFile);
 // Set before the command starts: a command that exits at once must still leave its screen and status.
 const config = path.join(tmpdir(), `keel-tmux-${process.pid}.conf`);
 writeFileSync(config, 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 50000\n');
-const bin = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
-
-/** The `keel` launcher of this checkout, to put in a terminal's command line. */
-export const keelBin = bin;
 
 /**
  * A real pseudo-terminal running one command, through tmux: the program sees a TTY on stdin, stdout
@@ -73,7 +69,7 @@ export class Terminal {
     args: readonly string[],
     options: { env: NodeJS.ProcessEnv; cwd?: string; columns?: number; rows?: number },
   ): Promise<Terminal> {
-    return Terminal.start([process.execPath, bin, ...args], options);
+    return Terminal.start([process.execPath, keelEntry(), ...args], options);
   }
 
   /** The visible screen, one string per row, trailing blanks removed. */
