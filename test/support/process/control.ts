@@ -4,11 +4,21 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { EVENT_PREFIX } from './events.js';
 import type { ProcessEvent } from './events.js';
 import { RELEASE_DIRECTORY } from './tools.js';
 
-const entry = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+const sourceEntry = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+
+/**
+ * How a worker process starts: the compiled worker the global set-up made (plain Node on the built
+ * package), else worker-main.ts through tsx (the cluster suite, which has no built copy).
+ */
+function workerCommand(): string[] {
+  const compiled = inject('processWorkerEntry');
+  return compiled === undefined ? ['--import', 'tsx', sourceEntry] : [compiled];
+}
 
 /** Settings of a worker process, as environment variables of the production configuration. */
 export interface WorkerProcessOptions {
@@ -54,7 +64,7 @@ export class WorkerProcess {
 
   /** Starts a worker process and waits until it polls its task queue. */
   static async start(options: WorkerProcessOptions): Promise<WorkerProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    const child = spawn(process.execPath, workerCommand(), {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
