@@ -28,7 +28,7 @@ async function newestFile(directory: string): Promise<number> {
 }
 
 /** Why `dist/` is not the build of the current source, or undefined when it is. */
-async function distProblem(): Promise<string | undefined> {
+export async function distProblem(): Promise<string | undefined> {
   // `npm run build` writes the workflow bundle last (postbuild): it dates the whole build.
   const bundle = await stat(path.join(root, 'dist', 'workflow-bundle.js')).catch(() => undefined);
   if (bundle === undefined) return 'dist/ is missing';

@@ -3,6 +3,7 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { distProblem } from '../../bench/support/built-keel.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -82,9 +83,13 @@ export async function timed<T>(timings: Timings, step: string, work: () => Promi
   }
 }
 
-/** Builds the package once and packs it into `directory` (lifecycle scripts off: the build just ran). */
+/**
+ * Packs the package into `directory` (lifecycle scripts off), building it first only when `dist/` is
+ * not the build of the current source: the tests' global set-up has just made it current.
+ */
 export async function buildAndPack(directory: string, timings: Timings): Promise<Packed> {
-  await timed(timings, 'build', () => run('npm', ['run', 'build'], { cwd: repositoryRoot }));
+  if ((await distProblem()) !== undefined)
+    await timed(timings, 'build', () => run('npm', ['run', 'build'], { cwd: repositoryRoot }));
   const output = await timed(timings, 'pack', () =>
     run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', directory], {
       cwd: repositoryRoot,
