@@ -8,7 +8,7 @@ export default defineConfig({
   test: {
     include: ['test/cluster/**/*.test.ts'],
     globalSetup: ['test/cluster/global-setup.ts'],
-    setupFiles: ['test/setup.ts'],
+    setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
     pool: 'forks',
     maxWorkers: 1,
     testTimeout: 300_000,

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { LongestFirstSequencer } from './test/sequencer.js';
@@ -24,6 +25,22 @@ const withoutBrowser = lacking(
 );
 
 /**
+ * How many test files run at once: `KEEL_TEST_WORKERS`, else twice the cores. The tests with a
+ * server mostly wait (on the server, timers, child processes): with one file per core, a 2-core machine
+ * was half idle.
+ */
+function testWorkers(): number {
+  const configured = process.env.KEEL_TEST_WORKERS;
+  if (configured === undefined) return Math.max(2, 2 * availableParallelism());
+  const count = Number(configured);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(
+      `KEEL_TEST_WORKERS must be a whole number of at least 1, not ${JSON.stringify(configured)}`,
+    );
+  return count;
+}
+
+/**
  * `npm test` runs every tier; `npm run test:unit` (and `:integration`, `:terminal`, `:browser`) one
  * (CONTRIBUTING.md). The cluster suite needs the real server on PostgreSQL: `npm run test:cluster`.
  */
@@ -31,7 +48,7 @@ const withServer = {
   // One dev server, one workflow bundle and one copy of the built package for every tier that
   // needs them, however many of those tiers run (test/global-setup.ts).
   globalSetup: ['test/global-setup.ts'],
-  setupFiles: ['test/setup.ts'],
+  setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
   // Native Temporal workers crash under worker_threads (sdk-typescript#876): isolate test files in processes.
   pool: 'forks',
   testTimeout: 60_000,
@@ -40,7 +57,7 @@ const withServer = {
 
 export default defineConfig({
   test: {
-    maxWorkers: 2,
+    maxWorkers: testWorkers(),
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
@@ -52,6 +69,7 @@ export default defineConfig({
           // Pure logic: files share a process, so each pays for its imports once, not once per file.
           isolate: false,
           testTimeout: 30_000,
+          hookTimeout: 30_000,
         },
       },
       {

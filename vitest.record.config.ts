@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ['scripts/record-histories.ts'],
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/setup.ts'],
+    setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,

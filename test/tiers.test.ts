@@ -9,6 +9,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 /** What a unit test may not reach: it runs with no dev server, no terminal and no browser. */
 const OUT_OF_TIER: ReadonlyArray<[RegExp, string]> = [
   [/\binject\(/u, 'the global set-up (the dev server, the bundle, the built package)'],
+  [/\bstartPostgres\(/u, 'a PostgreSQL server'],
   [/support\/terminal\.js'/u, 'a terminal'],
   [/from 'playwright-core'/u, 'a browser'],
 ];

@@ -19,7 +19,7 @@ describe('the exit code after Ctrl-C in a terminal', () => {
   it.each([
     ['npx keel', 'd', 0],
     ['npx keel', 'c', 3],
-    ['bin/keel.js', 'd', 0],
+    ['the built keel', 'd', 0],
   ])('%s, answered "%s": exit code %d', async (launcher, answer, expected) => {
     const args = ['run', '--demo', 'Take your time'];
     const env = environment();

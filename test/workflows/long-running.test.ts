@@ -137,11 +137,12 @@ describe('continue-as-new', () => {
 /**
  * A server of this test's own with continue-as-new suggested early, so a long run goes through many
  * executions in little time. Temporal's default suggestion comes at 4,096 events or 4 MiB. At 100
- * events a turn (about 12 events) fits 8 times: 250 turns cross as many executions (about 30) as
- * 1,000 turns did at 300 events, in a quarter of the time. `KEEL_LONG_RUN_TURNS` makes it longer.
+ * events a turn (about 12 events) fits 8 times: 120 turns cross 14 executions, each handing its
+ * totals, chain and conversation to the next. `KEEL_LONG_RUN_TURNS` makes it longer (1,000 turns
+ * cross 120).
  */
 const SUGGEST_AT_EVENTS = 100;
-const LONG_RUN_TURNS = Number(process.env.KEEL_LONG_RUN_TURNS ?? 250);
+const LONG_RUN_TURNS = Number(process.env.KEEL_LONG_RUN_TURNS ?? 120);
 
 describe(`a ${LONG_RUN_TURNS}-turn run with continue-as-new suggested at ${SUGGEST_AT_EVENTS} events`, () => {
   it(

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const repository = fileURLToPath(new URL('../../../', import.meta.url));
@@ -30,7 +30,7 @@ export async function compileProcessWorker(builtRoot: string): Promise<string> {
             const resolved = path.resolve(args.resolveDir, args.path);
             if (!resolved.startsWith(source + path.sep)) return undefined;
             const relativePath = path.relative(source, resolved).replace(/\.ts$/u, '.js');
-            return { path: path.join(builtRoot, 'dist', relativePath), external: true };
+            return { path: pathToFileURL(path.join(builtRoot, 'dist', relativePath)).href, external: true };
           });
         },
       },

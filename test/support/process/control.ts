@@ -16,7 +16,13 @@ const sourceEntry = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
  * package), else worker-main.ts through tsx (the cluster suite, which has no built copy).
  */
 function workerCommand(): string[] {
-  const compiled = inject('processWorkerEntry');
+  let compiled: string | undefined;
+  try {
+    compiled = inject('processWorkerEntry');
+  } catch {
+    // Outside vitest (`npm run bench` starts workers through this file too): there is no set-up.
+    compiled = undefined;
+  }
   return compiled === undefined ? ['--import', 'tsx', sourceEntry] : [compiled];
 }
 

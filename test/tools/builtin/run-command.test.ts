@@ -194,6 +194,8 @@ describe('run_command', () => {
       TEMPORAL_API_KEY: 'temporal-key-123456',
       SOME_SECRET_TOKEN: 'token-123456',
     };
+    // Unit test files share a process: what was set before is set again afterwards.
+    const before = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
     Object.assign(process.env, planted);
     try {
       const text = output(await run({ program: 'printenv' }, { environment: { KEEL_EXTRA: 'on' } }));
@@ -217,7 +219,9 @@ describe('run_command', () => {
       expect(home.startsWith(root)).toBe(false);
       expect(existsSync(home)).toBe(false); // a private tmpfs, never on the host
     } finally {
-      for (const name of Object.keys(planted)) delete process.env[name];
+      for (const [name, value] of Object.entries(before))
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
     }
   });
 
