@@ -25,13 +25,12 @@ const withoutBrowser = lacking(
 );
 
 /**
- * How many test files run at once: `KEEL_TEST_WORKERS`, else twice the cores. The tests with a
- * server mostly wait (on the server, timers, child processes): with one file per core, a 2-core machine
- * was half idle.
+ * How many test files run at once: `KEEL_TEST_WORKERS`, else one per core. Twice the cores was
+ * measured on this 2-core machine: the run took as long (about 15 minutes), each file slower.
  */
 function testWorkers(): number {
   const configured = process.env.KEEL_TEST_WORKERS;
-  if (configured === undefined) return Math.max(2, 2 * availableParallelism());
+  if (configured === undefined) return Math.max(2, availableParallelism());
   const count = Number(configured);
   if (!Number.isInteger(count) || count < 1)
     throw new Error(

@@ -14,33 +14,27 @@ import type { TemporalExecutable } from './support/temporal-cli.js';
 import { createLocalEnvironment } from '../src/cli/dev-server.js';
 import { compileProcessWorker } from './support/process/compile-worker.js';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    temporalAddress: string;
-    temporalNamespace: string;
-    /** Path of the workflow bundle built once for the whole test run. */
-    workflowBundlePath: string;
-    /** How the dev server was started, for tests that run a server of their own. */
-    temporalExecutable: TemporalExecutable;
-    /**
-     * A copy of the built package (`dist/`, built first when stale), made before any test runs: the
-     * package test rebuilds `dist/` in place when the source changed meanwhile, and a contributor may
-     * rebuild it while tests run, so tests that run the built code (the CLI, the worker) use this copy.
-     */
-    builtKeel: BuiltKeel;
-    /** The process fixtures' worker compiled against that copy (test/support/process/compile-worker.ts). */
-    processWorkerEntry: string;
-  }
-}
-
-/** What the global setup provides to tests. */
+/** What the global set-up provides to the tests of every tier with a server (`inject`). */
 interface Provided {
   temporalAddress: string;
   temporalNamespace: string;
+  /** Path of the workflow bundle built once for the whole test run. */
   workflowBundlePath: string;
+  /** How the dev server was started, for tests that run a server of their own. */
   temporalExecutable: TemporalExecutable;
+  /**
+   * A copy of the built package (`dist/`, built first when stale), made before any test runs: the
+   * package test rebuilds `dist/` in place when the source changed meanwhile, and a contributor may
+   * rebuild it while tests run, so tests that run the built code (the CLI, the worker) use this copy.
+   */
   builtKeel: BuiltKeel;
+  /** The process fixtures' worker compiled against that copy (test/support/process/compile-worker.ts). */
   processWorkerEntry: string;
+}
+
+declare module 'vitest' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the augmentation is the point
+  export interface ProvidedContext extends Provided {}
 }
 
 /** The set-up shared by every tier of one vitest process, and how many tiers still use it. */
