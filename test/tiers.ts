@@ -37,6 +37,7 @@ export const unitTests = [
   'test/model/call-responses.test.ts',
   'test/model/classify-error.test.ts',
   'test/model/config.test.ts',
+  'test/model/json-when-streaming.test.ts',
   'test/model/pacing-config.test.ts',
   'test/model/parse-response.test.ts',
   'test/model/rate-limit.test.ts',

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { Response, ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { FunctionToolParam } from './responses-tools.js';
@@ -6,7 +7,7 @@ import { runBackgroundResponse } from './background.js';
 import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';
 import { parseResponse } from './parse-response.js';
-import { readResponseEvents } from './stream-events.js';
+import { readResponseEvents, readResponseJson } from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
 
 /** Options for {@link callResponses}. */
@@ -17,6 +18,21 @@ export interface CallOptions {
   background?: Omit<BackgroundOptions, 'signal' | 'sink'>;
   /** Stream the turn (`stream: true`) and tell its text and call starts here as they come. */
   sink?: TurnSink;
+  /**
+   * Called with a warning each time the server answers a streamed turn with plain JSON instead of
+   * events: the turn still succeeds, and the sink hears it whole at its end.
+   */
+  onStreamFallback?: (detail: string) => void;
+}
+
+/** A hook for {@link CallOptions.onStreamFallback} that passes on only the first warning. */
+export function warnOnce(warn: (detail: string) => void): (detail: string) => void {
+  let warned = false;
+  return (detail) => {
+    if (warned) return;
+    warned = true;
+    warn(detail);
+  };
 }
 
 /** One model turn through the `openai` SDK. Errors are the SDK's; classify them with `classifyModelError`. */
@@ -47,9 +63,35 @@ export async function callResponses(
     ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
   };
   if (options.sink !== undefined) {
-    const events = await client.responses.create({ ...params, stream: true }, requestOptions);
-    return parseResponse(await readResponseEvents(events, options.sink), { keepItems: stateless });
+    const streamed = await streamTurn(client, params, requestOptions, options.sink, options.onStreamFallback);
+    return parseResponse(streamed, { keepItems: stateless });
   }
   const response = await client.responses.create(params, requestOptions);
   return parseResponse(response, { keepItems: stateless });
+}
+
+/**
+ * One streamed turn. Some Responses-compatible servers ignore `stream: true` and answer with the
+ * whole response as JSON; that turn is read whole rather than failed as a stream that never finished.
+ */
+async function streamTurn(
+  client: OpenAI,
+  params: ResponseCreateParamsNonStreaming,
+  requestOptions: OpenAI.RequestOptions,
+  sink: TurnSink,
+  onStreamFallback: CallOptions['onStreamFallback'],
+): Promise<Response> {
+  const { data: events, response } = await client.responses
+    .create({ ...params, stream: true }, requestOptions)
+    .withResponse();
+  const mediaType = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
+  // Only a JSON media type means JSON: events without a content type are read as events, as the SDK does.
+  if (mediaType !== 'application/json' && !mediaType.endsWith('+json'))
+    return readResponseEvents(events, sink);
+  const turn = readResponseJson(await response.json(), sink);
+  onStreamFallback?.(
+    `The model server answered a streaming request with ${mediaType} instead of server-sent events: ` +
+      'each turn is read whole, and watchers see its text only when it ends',
+  );
+  return turn;
 }

@@ -42,6 +42,32 @@ export async function readResponseEvents(
   throw new ModelError('ModelError.ServerError', 'The model stream ended before the response did', true);
 }
 
+/**
+ * Reads the JSON body a server answered a streaming request with, as a server that does not stream
+ * does: tells `sink` the whole response and returns it. An error body fails the attempt as retryable,
+ * as a stream's `error` event does.
+ */
+export function readResponseJson(body: unknown, sink: TurnSink): Response {
+  if (isResponse(body)) {
+    sink.responseId?.(body.id);
+    replayResponse(body, sink);
+    return body;
+  }
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  throw new ModelError(
+    'ModelError.ServerError',
+    typeof error?.message === 'string'
+      ? `The model server reported an error (${typeof error.code === 'string' ? error.code : 'no code'}): ${error.message}`
+      : 'The model server answered a streaming request with JSON that is not a response',
+    true,
+  );
+}
+
+function isResponse(body: unknown): body is Response {
+  const candidate = body as Partial<Response> | null;
+  return typeof candidate?.id === 'string' && Array.isArray(candidate.output);
+}
+
 /** Tells `sink` a finished response as if it had been streamed: its whole text and its calls. */
 export function replayResponse(response: Response, sink: TurnSink): void {
   for (const item of response.output) {

@@ -17,6 +17,11 @@ export interface ScriptedModelOptions {
    * would, and makes {@link ScriptedModel.assertDone} throw. Tests pass OpenAI's published schema.
    */
   validateRequest?: (body: unknown) => readonly string[];
+  /**
+   * Answers every request with JSON, a `stream: true` one too, as some Responses-compatible servers
+   * that do not stream do.
+   */
+  jsonOnly?: boolean;
 }
 
 /** A background response the server is holding. */
@@ -50,6 +55,7 @@ export class ScriptedModel {
   readonly problems: string[] = [];
   readonly #script: Script;
   readonly #validateRequest: ScriptedModelOptions['validateRequest'];
+  readonly #jsonOnly: boolean;
   readonly #server: Server;
   readonly #started = Date.now();
   readonly #waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
@@ -60,6 +66,7 @@ export class ScriptedModel {
     this.#script = script;
     this.#server = server;
     this.#validateRequest = options.validateRequest;
+    this.#jsonOnly = options.jsonOnly === true;
   }
 
   /** Starts a server on 127.0.0.1 with a random port, answering from steps in order or from a policy. */
@@ -192,7 +199,8 @@ export class ScriptedModel {
           // The client gave up waiting; like the real API, the response may exist all the same.
           if (response.destroyed && body.background !== true) return;
         }
-        if (body.stream === true) return await this.stream(response, answer, step, body.background === true);
+        if (body.stream === true && !this.#jsonOnly)
+          return await this.stream(response, answer, step, body.background === true);
         if (body.background === true) {
           const stored: StoredResponse = {
             body: { ...answer, background: true },
