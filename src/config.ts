@@ -11,6 +11,8 @@ import { RunBudgets, RunLimits } from './contract/run-input.js';
 import { ModelPrice } from './contract/usage.js';
 import {
   flagOr,
+  optionalInteger,
+  optionalUrl,
   optionalChoice,
   optionalJson,
   optionalList,
@@ -101,6 +103,11 @@ export interface WorkerConfig {
   httpFetch: HttpFetchOptions | undefined;
   /** `KEEL_HEARTBEAT_INTERVAL_SECONDS`: most seconds between heartbeats sent; bounds cancel latency (default 2). */
   heartbeatIntervalSeconds: number;
+  /**
+   * `KEEL_STREAM` (default on), `KEEL_STREAM_HOST`, `KEEL_STREAM_PORT`, `KEEL_STREAM_URL`: model turns
+   * streamed live to subscribers, from where this worker serves them; `false` when off.
+   */
+  stream: false | { host?: string; port?: number; url?: string };
   /** `KEEL_SHUTDOWN_GRACE_SECONDS`: how long in-flight activities may finish on SIGTERM (default 10). */
   shutdownGraceSeconds: number;
   model: ModelConfig;
@@ -251,6 +258,10 @@ export const workerVariables = {
   KEEL_HTTP_MAX_RESPONSE_BYTES: optionalNumber(1024, true),
   KEEL_HTTP_MAX_REDIRECTS: optionalNumber(0, true),
   KEEL_SHUTDOWN_GRACE_SECONDS: secondsOr(10, 0),
+  KEEL_STREAM: flagOr(true),
+  KEEL_STREAM_HOST: optionalText,
+  KEEL_STREAM_PORT: optionalInteger(0, 65_535),
+  KEEL_STREAM_URL: optionalUrl,
   ...codecVariables,
 };
 
@@ -399,6 +410,11 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
             ...defined('maxRedirects', values.KEEL_HTTP_MAX_REDIRECTS),
           },
     shutdownGraceSeconds: values.KEEL_SHUTDOWN_GRACE_SECONDS,
+    stream: values.KEEL_STREAM && {
+      ...defined('host', values.KEEL_STREAM_HOST),
+      ...defined('port', values.KEEL_STREAM_PORT),
+      ...defined('url', values.KEEL_STREAM_URL),
+    },
     model,
     codec: codecKeysFromEnvironment(environment),
     telemetry: telemetryConfigFromEnvironment(environment),

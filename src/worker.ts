@@ -161,6 +161,7 @@ export async function keelOptionsFromConfig(
     openai: createOpenAIClient(config.model),
     defaultModel: config.model.defaultModel,
     modelMode: config.model.mode,
+    stream: config.stream,
     // Per-run workspaces replace the shared one (KEEL_WORKSPACE_MODE=per-run).
     ...(config.runWorkspaces ? { runWorkspaces: config.runWorkspaces } : { workspace: config.workspace }),
     workspaceProtect: config.workspaceProtect,

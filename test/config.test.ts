@@ -50,6 +50,7 @@ describe('workerConfigFromEnvironment', () => {
       workspaceProtect: ['.git', '.keel'],
       shutdownGraceSeconds: 10,
       heartbeatIntervalSeconds: 2,
+      stream: {},
       tools: undefined,
       limits: {},
       budgets: {},

@@ -19,7 +19,7 @@ import type { WorkerProfile } from '../contract/tool-info.js';
 import type { ToolRequest } from '../contract/tool-request.js';
 import type { Logger } from '../logger.js';
 import type { PollSchedule } from '../model/background.js';
-import { callResponses } from '../model/call-responses.js';
+import { callResponses, warnOnce } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
 import { toResponsesTools } from '../model/responses-tools.js';
 import type { ModelMode } from '../model/config.js';
@@ -31,7 +31,9 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
 import { runIsGone } from './run-is-gone.js';
-import { turnPublisher } from './turn-publisher.js';
+import { liveTurnPublisher, turnPublisher } from './turn-publisher.js';
+import type { LiveHub } from '../stream/live-hub.js';
+import type { LiveStream } from '../contract/stream-event.js';
 import { runWorkspaceActivities } from './run-workspace-activities.js';
 
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
@@ -71,6 +73,11 @@ export interface ActivityDependencies {
   modelLimiter?: ModelPacer;
   /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
   agents?: readonly Agent[];
+  /**
+   * Where model turns stream live to subscribers (`KEEL_STREAM`, on by default); absent, this worker
+   * streams nothing and asks the model for whole answers.
+   */
+  live?: LiveHub;
 }
 
 /** What a run asks `describeWorker` about: the agent it was started with, if any. */
@@ -87,6 +94,8 @@ export function createActivities(dependencies: ActivityDependencies) {
   // The worker log gets full errors, but not the secrets inside them.
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
+  // A server that answers a streamed request with whole answers is said once per worker, not per turn.
+  const streamFallback = warnOnce((detail) => logger().warn(`${detail} (model server ${host})`));
   const agents = describeAgents(dependencies.agents ?? [], registry);
   const ownerOf = toolOwners(dependencies.agents ?? []);
   const { runRegistry, openWorkspace } = runWorkspaceActivities(dependencies, logger);
@@ -175,34 +184,50 @@ export function createActivities(dependencies: ActivityDependencies) {
             })
           : undefined;
       let spent: number | undefined;
+      // A run from before live streaming publishes through signals; a live one through this worker's hub.
       const publisher =
         request.stream === true ? turnPublisher(context, request.turn, sanitizer, logger) : undefined;
+      const live =
+        request.live === true && dependencies.live !== undefined
+          ? liveTurnPublisher(await dependencies.live.open(request.turn), sanitizer)
+          : undefined;
+      // Kept in every beat: a later attempt re-attaches to the response even after this one died too.
+      const details: ModelHeartbeat = resumeResponseId === undefined ? {} : { responseId: resumeResponseId };
+      let outcome: 'completed' | 'failed' = 'failed';
       try {
         // Heartbeats from the start, the background create included: a server slow to accept must not
         // look like a dead worker, or every attempt would time out and pay for another generation.
-        const turn = await withHeartbeats((beat) =>
-          callResponses(openai, request, tools, {
+        const turn = await withHeartbeats((beat) => {
+          // Subscribers find a live turn in its heartbeat. The first beat goes out at once and the next
+          // ones are throttled, so a new background response waits to beat with its id, which must
+          // not be held back (a retry re-attaches to it).
+          if (live !== undefined) Object.assign(details, { live: live.stream });
+          if (live !== undefined && (!background || resumeResponseId !== undefined)) beat(details);
+          const sink = publisher ?? live;
+          return callResponses(openai, request, tools, {
             signal,
             // The SDK's own 10-minute default would cut a longer turn the run allows short.
             timeoutMs: context.info.startToCloseTimeoutMs,
-            ...(publisher !== undefined && { sink: publisher }),
+            ...(sink !== undefined && { sink, onStreamFallback: streamFallback }),
             ...(background && {
               background: {
                 ...(resumeResponseId !== undefined && { resumeResponseId }),
                 ...(dependencies.pollSchedule && { schedule: dependencies.pollSchedule }),
                 onResponseId: (id: string) => {
                   responseId = id;
-                  beat({ responseId: id } satisfies ModelHeartbeat);
+                  beat(Object.assign(details, { responseId: id }));
                 },
               },
             }),
-          }),
-        );
+          });
+        });
         spent = turn.usage.totalTokens;
         // The stream's events reach history before the turn's result does.
         await publisher?.close();
         // The model may echo a secret (decoded from a tool's output, say): redact it before history keeps it.
-        return checkTurnSize(sanitizer.value(turn), request);
+        const checked = checkTurnSize(sanitizer.value(turn), request);
+        outcome = 'completed';
+        return checked;
       } catch (error) {
         if (error instanceof ApplicationFailure) throw error;
         if (signal.aborted) {
@@ -227,6 +252,7 @@ export function createActivities(dependencies: ActivityDependencies) {
         });
       } finally {
         await publisher?.close();
+        live?.end(outcome);
         await permit?.release(spent);
       }
     },
@@ -297,9 +323,13 @@ function checkTurnSize(turn: ModelTurn, request: ModelRequest): ModelTurn {
   });
 }
 
-/** What a model turn records in its heartbeat: the background response to re-attach to after a crash. */
+/**
+ * What a model turn records in its heartbeat: the background response to re-attach to after a crash,
+ * and where its text streams live.
+ */
 interface ModelHeartbeat {
-  responseId: string;
+  responseId?: string;
+  live?: LiveStream;
 }
 
 /** Cancels a background response on the server, so a cancelled run stops paying for it. Best effort. */

@@ -2,6 +2,7 @@ import type { Context } from '@temporalio/activity';
 import type { Logger } from '../logger.js';
 import type { TurnSink } from '../model/stream-events.js';
 import type { Sanitizer } from '../safety/sanitize.js';
+import type { LiveTurn } from '../stream/live-hub.js';
 import { StreamPublisher } from '../stream/publisher.js';
 
 /** A turn's sink that publishes to its run; `close` sends the rest and waits for delivery. */
@@ -36,13 +37,54 @@ export function turnPublisher(
       logger().warn(`Could not stream turn ${turn} to its run`, { error });
     },
   });
+  const redacted = redactingSink(publisher, sanitizer);
+  return {
+    ...redacted,
+    async close() {
+      redacted.flush();
+      await publisher.close();
+    },
+  };
+}
+
+/**
+ * The live publisher of one model-turn attempt, through the worker's live hub (out of history), its
+ * text redacted as {@link turnPublisher}'s is. `close` ends the attempt for its subscribers.
+ */
+export function liveTurnPublisher(
+  live: LiveTurn,
+  sanitizer: Sanitizer,
+): TurnPublisher & Pick<LiveTurn, 'stream' | 'end'> {
+  const redacted = redactingSink(live, sanitizer);
+  return {
+    ...redacted,
+    stream: live.stream,
+    end(outcome) {
+      redacted.flush();
+      live.end(outcome);
+    },
+    close() {
+      redacted.flush();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * Passes a turn's text to `target` redacted: an end of the text that could begin a secret waits
+ * for the next delta (or `flush`), so a secret split across deltas is still caught.
+ */
+function redactingSink(
+  target: Pick<TurnSink, 'text' | 'toolCall'>,
+  sanitizer: Sanitizer,
+): Pick<TurnSink, 'text' | 'toolCall'> & { flush(): void } {
   let text = '';
   let sent = 0;
   const release = (all: boolean): void => {
     const settled = all ? text : text.slice(0, text.length - sanitizer.unsettled(text));
     const redacted = sanitizer.output(settled);
     const upTo = Math.max(sent, redacted.length);
-    if (upTo > sent) publisher.text(redacted.slice(sent, upTo));
+    if (upTo > sent) target.text(redacted.slice(sent, upTo));
     sent = Math.max(sent, upTo);
   };
   return {
@@ -52,11 +94,10 @@ export function turnPublisher(
     },
     toolCall(callId, name) {
       release(true);
-      publisher.toolCall(callId, name);
+      target.toolCall(callId, name);
     },
-    async close() {
+    flush() {
       release(true);
-      await publisher.close();
     },
   };
 }

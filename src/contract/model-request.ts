@@ -48,7 +48,12 @@ export const ModelRequest = z.object({
   reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).optional(),
   /** The agent (and its version) the turn runs under, for a run started with one. */
   agent: AgentStamp.optional(),
-  /** Stream the turn's events to the run (`keel.stream.publish`) while it is generated. */
+  /** Stream the turn's events to the run (`keel.stream.publish`) while it is generated: runs before live streaming. */
   stream: z.boolean().optional(),
+  /**
+   * Stream the turn's events live from the worker (see `LiveStream`), out of history, while it is
+   * generated; the worker may have streaming off, and then sends a plain request.
+   */
+  live: z.boolean().optional(),
 });
 export type ModelRequest = z.infer<typeof ModelRequest>;

@@ -135,6 +135,12 @@ export const RunInput = z
       .enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
       .optional()
       .describe('Reasoning effort, for reasoning models.'),
+    stream: z
+      .boolean()
+      .optional()
+      .describe(
+        "Stream each turn's text live to the run's subscribers while it is written (default true, unless the worker has streaming off); false asks the model for whole answers.",
+      ),
     approvalTools: z
       .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
       .max(128)

@@ -9,6 +9,11 @@ import { ObservationError } from './observation.js';
  */
 export const StreamEvent = z.discriminatedUnion('type', [
   z.object({
+    /** A model turn starts; the live events of its text and call starts carry this event's offset. */
+    type: z.literal('turn_start'),
+    turn: z.number().int().positive(),
+  }),
+  z.object({
     type: z.literal('text'),
     turn: z.number().int().positive(),
     /** The next piece of the turn's text. */
@@ -65,7 +70,7 @@ export const StreamItem = z.object({
 export type StreamItem = z.infer<typeof StreamItem>;
 
 /** The events a model-turn attempt publishes itself (the workflow adds the others). */
-export const PublishedEvent = z.discriminatedUnion('type', [StreamEvent.options[0], StreamEvent.options[1]]);
+export const PublishedEvent = z.discriminatedUnion('type', [StreamEvent.options[1], StreamEvent.options[2]]);
 export type PublishedEvent = z.infer<typeof PublishedEvent>;
 
 /** Argument of the `keel.stream.publish` signal: one batch of one attempt of one turn. */
@@ -95,6 +100,12 @@ export const StreamRead = z.object({
   /** The offset the next event will get. */
   head: z.number().int().nonnegative(),
   items: z.array(StreamItem),
+  /**
+   * The model turn being written, when its text streams live from the worker running it (see
+   * {@link LiveStream}) rather than through this log: its number and the offset of its `turn_start`.
+   * Absent from runs of workers before live streaming.
+   */
+  open: z.object({ turn: z.number().int().positive(), offset: z.number().int().nonnegative() }).optional(),
 });
 export type StreamRead = z.infer<typeof StreamRead>;
 
@@ -119,3 +130,28 @@ export const STREAM_NAMES = {
   read: 'keel.stream.read',
   wait: 'keel.stream.wait',
 } as const;
+
+/**
+ * Where a model-turn attempt streams live, in the heartbeat details of its `callModel` activity (so
+ * in no history event while it runs): a URL on the worker that runs it, unguessable, valid for this
+ * attempt alone. `GET` it for {@link LiveLine}s, one JSON object per line.
+ */
+export const LiveStream = z.object({
+  url: z.string().url(),
+  turn: z.number().int().positive(),
+});
+export type LiveStream = z.infer<typeof LiveStream>;
+
+/**
+ * One line of a live attempt: an event (`index` counts the attempt's events from 0; `?from=<index>`
+ * skips those before), then `done` once the model's answer is complete (`completed`) or the attempt
+ * gave up (`failed`). A connection that closes without `done` means the attempt died. With the
+ * worker's payload codec on (encryption), each event comes as `payload`: the event encoded as a
+ * Temporal payload by that codec, in proto3 JSON.
+ */
+export const LiveLine = z.union([
+  z.object({ index: z.number().int().nonnegative(), event: PublishedEvent }),
+  z.object({ index: z.number().int().nonnegative(), payload: z.record(z.string(), z.unknown()) }),
+  z.object({ done: z.enum(['completed', 'failed']) }),
+]);
+export type LiveLine = z.infer<typeof LiveLine>;

@@ -46,6 +46,24 @@ export const KeelOptions = z.strictObject({
   defaultModel: z.string().trim().min(1),
   /** `background` (the default) re-attaches a retried turn to its response instead of paying twice. */
   modelMode: z.enum(['background', 'foreground']).default('background'),
+  /**
+   * Live streaming of model turns to subscribers, out of history (see docs/contract.md): `false`
+   * turns it off (the model is asked for whole answers); else where the worker serves it, on
+   * loopback and any free port by default. A subscriber on another machine needs `host` it can
+   * reach (`0.0.0.0`) and, behind a proxy or NAT, the `url` it reaches.
+   */
+  stream: z
+    .union([
+      z.literal(false),
+      z
+        .object({
+          host: z.string().min(1).optional(),
+          port: z.number().int().min(0).max(65_535).optional(),
+          url: z.string().url().optional(),
+        })
+        .strict(),
+    ])
+    .default({}),
   /** How often a background response is polled; the default suits real models. */
   pollSchedule: z
     .object({ initialMs: z.number().positive(), maxMs: z.number().positive() })

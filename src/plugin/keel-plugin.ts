@@ -1,4 +1,5 @@
 import { SimplePlugin } from '@temporalio/plugin';
+import type { PayloadCodec } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import { ConfigError } from '../config-error.js';
 import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
@@ -27,6 +28,8 @@ export class KeelPlugin extends SimplePlugin {
   #ready: Prepared | undefined;
   /** Workers running with this plugin: the MCP servers stop when the last one does. */
   #running = 0;
+  /** The worker's payload codecs, as its options give them: live streams are encoded with them too. */
+  #codecs: readonly PayloadCodec[] = [];
 
   constructor(options: KeelOptions) {
     const parsed = KeelOptions.safeParse(options);
@@ -36,6 +39,10 @@ export class KeelPlugin extends SimplePlugin {
     const self: { plugin?: KeelPlugin } = {};
     super({
       name: 'keel',
+      dataConverter: (existing) => {
+        self.plugin!.#codecs = existing?.payloadCodecs ?? [];
+        return existing ?? {};
+      },
       activities: (existing) =>
         withKeelActivities(
           existing,
@@ -53,7 +60,7 @@ export class KeelPlugin extends SimplePlugin {
    */
   prepare(): Promise<Prepared> {
     // A failed preparation is not kept: the next call (a retry once the MCP server is up) tries again.
-    this.#prepared ??= prepareActivities(this.keelOptions).then(
+    this.#prepared ??= prepareActivities(this.keelOptions, () => this.#codecs).then(
       (prepared) => {
         this.#ready = prepared;
         return prepared;

@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
+import type { PayloadCodec } from '@temporalio/common';
 import { createActivities } from '../activities/create-activities.js';
+import { LiveHub } from '../stream/live-hub.js';
 import { ConfigError, defaultStateDirectory } from '../config.js';
 import { API_KEY_PLACEHOLDER } from '../model/client.js';
 import type { ModelPacer } from '../model/model-pacer.js';
@@ -40,7 +42,10 @@ export interface Prepared {
  * Opens what the activities need (the workspace, the side-effect store) and checks what must hold
  * before a worker polls: Keel's own records are not inside the workspace where a tool could write them.
  */
-export async function prepareActivities(options: ResolvedKeelOptions): Promise<Prepared> {
+export async function prepareActivities(
+  options: ResolvedKeelOptions,
+  codecs: () => readonly PayloadCodec[] = () => [],
+): Promise<Prepared> {
   // The worker's servers and its agents' own, started together: one name may serve only one of them.
   const servers = [
     ...(options.mcpServers ?? []),
@@ -66,7 +71,7 @@ export async function prepareActivities(options: ResolvedKeelOptions): Promise<P
     await shared?.start();
     const limiter: ModelPacer | undefined =
       shared ?? (pacing && pacing.store === undefined ? new ModelCallLimiter(pacing) : undefined);
-    const prepared = await prepareWith(options, mcp, limiter);
+    const prepared = await prepareWith(options, mcp, limiter, codecs);
     return {
       ...prepared,
       close: async () => {
@@ -88,6 +93,7 @@ async function prepareWith(
   options: ResolvedKeelOptions,
   mcp: McpServers | undefined,
   modelLimiter: ModelPacer | undefined,
+  codecs: () => readonly PayloadCodec[],
 ): Promise<Prepared> {
   const stateDirectory = options.stateDirectory ?? defaultStateDirectory();
   const keelDirectories = [
@@ -144,6 +150,8 @@ async function prepareWith(
   // Workspaces on this worker's disk alone pin each run's calls to it (see `serveOwnQueue`).
   const pinned = options.runWorkspaces?.shared === false ? options.runWorkspaces : undefined;
   let ownQueue: string | undefined;
+  // Listens only once a turn streams: a worker that never runs one opens no port.
+  const live = options.stream === false ? undefined : new LiveHub({ ...options.stream, codecs });
   let registry: ToolRegistry;
   let activities: Prepared['activities'];
   try {
@@ -169,6 +177,7 @@ async function prepareWith(
       idempotencyStore:
         options.idempotencyStore ?? new FileIdempotencyStore(path.join(stateDirectory, 'idempotency')),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(live !== undefined ? { live } : {}),
     });
   } catch (error) {
     // A bad tool or agent definition is the operator's to fix, like any other setting.
@@ -184,7 +193,10 @@ async function prepareWith(
           },
         }
       : {}),
-    close: async () => mcp?.close(),
+    close: async () => {
+      await live?.close();
+      await mcp?.close();
+    },
   };
 }
 

@@ -1,7 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { STREAM_NAMES, StreamRead, StreamWait } from '../contract/stream-event.js';
+import { STREAM_NAMES, StreamRead } from '../contract/stream-event.js';
 import type { StreamItem } from '../contract/stream-event.js';
+import { lookAtRun, readLive } from './live-reader.js';
+import type { LiveEnd, RunLook } from './live-reader.js';
+import type { LiveStream } from '../contract/stream-event.js';
 
 /** A run that has no stream: started by a worker from before streaming. */
 export class RunNotStreamingError extends Error {
@@ -14,14 +17,31 @@ export interface SubscribeOptions {
   from?: number;
 }
 
-/** Pause before waiting again on a run that is handing over to its next execution. */
-const HANDOVER_PAUSE_MS = 100;
+/** Shortest and longest pause between two looks for a turn's live stream that has not begun (or died). */
+const LIVE_LOOK_MIN_MS = 5;
+const LIVE_LOOK_MAX_MS = 500;
+/** Pause before looking at the run again after a long poll of its history failed. */
+const WAIT_RETRY_MS = 200;
+/** Most events of history one page brings while catching up. */
+const HISTORY_PAGE = 1_000;
+
+/** What this reader has passed on of a turn since its last `reset`. */
+interface Shown {
+  /** Whether it came live from the worker (the log's copy of the turn then repeats it). */
+  live: boolean;
+  text: string;
+  calls: Set<string>;
+}
 
 /**
- * A run's stream from an offset, as an async iterator that ends after the run's `end` event. Reads
- * with the `keel.stream.read` query and long-polls with the `keel.stream.wait` update, always on the
- * run's current execution, so it follows continue-as-new. Events truncated before they were read
- * come as one `gap` event.
+ * A run's stream from an offset, as an async iterator that ends after the run's `end` event. The
+ * run's log (the `keel.stream.read` query, always on the run's current execution, so it follows
+ * continue-as-new) has every turn's start and end, its observations and, once a turn is done, its
+ * whole text; the text of the turn being written comes live from the worker that writes it (found
+ * in its attempt's heartbeat), out of history. Between turns the reader waits on the run's history
+ * (a long poll: nothing is written for it). Events truncated before they were read come as one
+ * `gap` event. Live events carry the offset of their turn's `turn_start`, so resuming one past it
+ * takes the turn again from its start.
  */
 export async function* subscribe(
   temporal: Client,
@@ -29,31 +49,183 @@ export async function* subscribe(
   options: SubscribeOptions = {},
 ): AsyncGenerator<StreamItem, void, undefined> {
   let next = options.from ?? 0;
+  const shown = new Map<number, Shown>();
+  // Live attempts already read to their end (or found dead): never read twice.
+  const followed = new Set<string>();
+  const history = new HistoryWatch(temporal, runId);
+  let pause = 0;
   for (;;) {
-    const handle = temporal.workflow.getHandle(runId);
     const read = await readStream(temporal, runId, next);
     const first = read.items[0];
     if (first !== undefined && first.offset > next) {
       yield { offset: next, event: { type: 'gap', from: next, to: first.offset } };
     }
     for (const item of read.items) {
-      yield item;
       next = item.offset + 1;
+      yield* sift(item, shown);
       if (item.event.type === 'end') return;
     }
     if (read.items.length > 0) continue;
-    try {
-      StreamWait.parse(await handle.executeUpdate(STREAM_NAMES.wait, { args: [{ after: next - 1 }] }));
-    } catch (error) {
-      // Refused (the execution is ending or continuing as new) or the execution closed meanwhile.
-      const { status } = await handle.describe();
-      if (status.name !== 'RUNNING') {
-        const last = await readStream(temporal, runId, next);
-        for (const item of last.items) yield item;
+    const open = read.open;
+    const look = await lookAtRun(temporal, runId, open?.turn);
+    if (open !== undefined && look.live !== undefined && !followed.has(look.live.url)) {
+      followed.add(look.live.url);
+      const end = yield* followLive(temporal, look.live, open.offset, shown);
+      pause = 0;
+      // Its result is on its way into history: wait for it there rather than looking again.
+      if (end === 'completed') await history.wait(look);
+      continue;
+    }
+    if (!look.running) {
+      // Ended without an `end` (terminated, timed out): what is left in the log, then nothing.
+      const last = await readStream(temporal, runId, next);
+      for (const item of last.items) yield* sift(item, shown);
+      return;
+    }
+    if (open !== undefined) {
+      // The turn's attempt has not begun streaming yet, or it died and the next has not begun.
+      pause = Math.min(LIVE_LOOK_MAX_MS, Math.max(LIVE_LOOK_MIN_MS, pause * 2));
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      continue;
+    }
+    pause = 0;
+    await history.wait(look);
+  }
+}
+
+/**
+ * Reads one live attempt of a turn: a `reset` first if this reader showed the turn already (an
+ * earlier attempt), then its events. A dropped connection is tried once more from where it was.
+ */
+async function* followLive(
+  temporal: Client,
+  live: LiveStream,
+  offset: number,
+  shown: Map<number, Shown>,
+): AsyncGenerator<StreamItem, LiveEnd, undefined> {
+  const before = shown.get(live.turn);
+  if (before !== undefined && (before.text !== '' || before.calls.size > 0)) {
+    yield { offset, event: { type: 'reset', turn: live.turn, reason: 'retried' } };
+  }
+  const turn: Shown = { live: true, text: '', calls: new Set() };
+  shown.set(live.turn, turn);
+  let from = 0;
+  let end: LiveEnd = 'lost';
+  for (let tries = 0; tries < 2 && end === 'lost'; tries++) {
+    const reading = readLive(temporal, live, from);
+    for (;;) {
+      const step = await reading.next();
+      if (step.done === true) {
+        end = step.value;
+        break;
+      }
+      const { index, event } = step.value;
+      from = index + 1;
+      if (event.type === 'text') turn.text += event.delta;
+      else turn.calls.add(event.callId);
+      yield { offset, event: { ...event, turn: live.turn } };
+    }
+  }
+  // The attempt died (or cannot be reached): what it showed is void; the turn comes again.
+  if (end !== 'completed') {
+    shown.delete(live.turn);
+    if (turn.text !== '' || turn.calls.size > 0) {
+      yield { offset, event: { type: 'reset', turn: live.turn, reason: 'retried' } };
+    }
+  }
+  return end;
+}
+
+/**
+ * An item of the log as this reader passes it on: a turn it followed live is in the log again once
+ * done, so its text and calls are dropped, or only what was missed is passed (a `reset` first when
+ * the log's text is not what was shown).
+ */
+function* sift(item: StreamItem, shown: Map<number, Shown>): Generator<StreamItem, void, undefined> {
+  const { event, offset } = item;
+  if (event.type === 'text') {
+    const turn = shown.get(event.turn);
+    if (turn?.live !== true) {
+      shown.set(event.turn, {
+        live: false,
+        text: (turn?.text ?? '') + event.delta,
+        calls: turn?.calls ?? new Set(),
+      });
+      yield item;
+      return;
+    }
+    turn.live = false;
+    if (event.delta === turn.text) return;
+    if (event.delta.startsWith(turn.text)) {
+      const rest = event.delta.slice(turn.text.length);
+      turn.text = event.delta;
+      yield { offset, event: { ...event, delta: rest } };
+      return;
+    }
+    yield { offset, event: { type: 'reset', turn: event.turn, reason: 'retried' } };
+    shown.set(event.turn, { live: false, text: event.delta, calls: new Set() });
+    yield item;
+    return;
+  }
+  if (event.type === 'tool_call') {
+    const turn = shown.get(event.turn);
+    if (turn?.calls.has(event.callId) === true) return;
+    if (turn === undefined) shown.set(event.turn, { live: false, text: '', calls: new Set([event.callId]) });
+    else turn.calls.add(event.callId);
+    yield item;
+    return;
+  }
+  if (event.type === 'reset') {
+    const turn = shown.get(event.turn);
+    shown.delete(event.turn);
+    // Nothing of the turn was shown by this reader (a reader resuming may have shown some: it gets it).
+    if (turn !== undefined && turn.text === '' && turn.calls.size === 0) return;
+  }
+  if (event.type === 'turn_end') shown.delete(event.turn);
+  yield item;
+}
+
+/**
+ * Waits on a run's history without adding to it: a long poll of the execution's events that returns
+ * once there is an event past what a look at the run saw, or the execution closed.
+ */
+class HistoryWatch {
+  private cursor: { runId: string; token: Uint8Array | undefined; seen: number } | undefined;
+
+  constructor(
+    private readonly temporal: Client,
+    private readonly workflowId: string,
+  ) {}
+
+  async wait(look: RunLook): Promise<void> {
+    if (this.cursor?.runId !== look.runId) this.cursor = { runId: look.runId, token: undefined, seen: 0 };
+    const cursor = this.cursor;
+    for (;;) {
+      let response: Awaited<ReturnType<Client['workflowService']['getWorkflowExecutionHistory']>>;
+      try {
+        response = await this.temporal.workflowService.getWorkflowExecutionHistory({
+          namespace: this.temporal.options.namespace,
+          execution: { workflowId: this.workflowId, runId: cursor.runId },
+          maximumPageSize: HISTORY_PAGE,
+          waitNewEvent: true,
+          skipArchival: true,
+          ...(cursor.token !== undefined && { nextPageToken: cursor.token }),
+        });
+      } catch {
+        // A long poll cut short (a deadline, a server restarting): the reader looks at the run again.
+        this.cursor = undefined;
+        await new Promise((resolve) => setTimeout(resolve, WAIT_RETRY_MS));
         return;
       }
-      if (!isClosing(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, HANDOVER_PAUSE_MS));
+      const last = response.history?.events?.at(-1)?.eventId;
+      if (last !== undefined && last !== null) cursor.seen = Math.max(cursor.seen, Number(last));
+      const token = response.nextPageToken;
+      cursor.token = token !== undefined && token !== null && token.length > 0 ? token : undefined;
+      // Closed (no more pages), or something happened since the look.
+      if (cursor.token === undefined || cursor.seen > look.historyLength) {
+        if (cursor.token === undefined) this.cursor = undefined;
+        return;
+      }
     }
   }
 }
@@ -71,9 +243,4 @@ async function readStream(temporal: Client, runId: string, from: number): Promis
     }
     throw error;
   }
-}
-
-function isClosing(error: unknown): boolean {
-  const cause = (error as { cause?: { type?: string } }).cause;
-  return cause?.type === 'KeelError.StreamClosing';
 }

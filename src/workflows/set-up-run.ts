@@ -24,7 +24,7 @@ import { publish, updateCost } from './publish.js';
 import { ReplayCalls } from './replay-calls.js';
 import type { RunContext, RunFlags } from './run-context.js';
 import type { Step } from './steps.js';
-import { STREAM_PATCH, StreamLog } from './stream-log.js';
+import { LIVE_STREAM_PATCH, STREAM_PATCH, StreamLog } from './stream-log.js';
 import { anyOf, budgetConditions, turnLimit } from './stop-conditions.js';
 
 /**
@@ -81,7 +81,9 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     flags.ending = true;
   };
   setMessageHandlers({ state, input: given, approvals, queue, endSession }, strict);
-  const stream = patched(STREAM_PATCH) ? new StreamLog(carried?.stream) : undefined;
+  const stream = patched(STREAM_PATCH)
+    ? new StreamLog(carried?.stream, patched(LIVE_STREAM_PATCH))
+    : undefined;
   stream?.listen();
 
   const { describeWorker } = keelActivities(names, {

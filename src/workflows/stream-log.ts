@@ -18,6 +18,13 @@ import { streamPublishSignal, streamReadQuery, streamWaitUpdate } from './stream
 export const STREAM_PATCH = 'keel-stream';
 
 /**
+ * Marks the executions whose model turns stream live from the worker, out of history: the log gets
+ * each turn's `turn_start` and, once the turn is done, its whole text and call starts, and no
+ * publish signal. Executions from before it replay with the text published into the log.
+ */
+export const LIVE_STREAM_PATCH = 'keel-stream-live';
+
+/**
  * Most bytes of events the log keeps in memory: at each turn's end the oldest beyond it are dropped,
  * so the log never grows with the run, and a subscriber that far behind sees a gap. Bytes, not
  * turns: a subscriber handing over across continue-as-new may fall a few short turns behind.
@@ -52,10 +59,19 @@ export class StreamLog {
   private items: StreamItem[];
   private bytes: number;
   private open: TurnAttempt | undefined;
+  /** The offset of the open turn's `turn_start`, when its text streams live. */
+  private openOffset: number | undefined;
   private closing = false;
   private nextOffset: number;
 
-  constructor(carried?: CarriedStream) {
+  /**
+   * @param live whether model turns stream live from the worker (see {@link LIVE_STREAM_PATCH}): the
+   *   log then keeps each turn's text once it is done, and takes no publish signal.
+   */
+  constructor(
+    carried?: CarriedStream,
+    readonly live = false,
+  ) {
     this.items = [...(carried?.items ?? [])];
     this.bytes = this.items.reduce((sum, item) => sum + jsonBytes(item), 0);
     this.nextOffset = carried?.head ?? 0;
@@ -91,22 +107,36 @@ export class StreamLog {
     });
   }
 
-  /** A turn starts: batches for it are taken from now on. */
+  /** A turn starts: batches for it are taken from now on, or, live, its `turn_start` marks it. */
   openTurn(turn: number): void {
+    if (this.live) {
+      this.openOffset = this.nextOffset;
+      this.append({ type: 'turn_start', turn });
+    }
     this.open = { turn, attempt: 0, sequence: 0, published: false };
   }
 
-  /** The turn's model call returned: its text is final, late batches of it are dropped. */
-  endTurn(turn: number): void {
+  /**
+   * The turn's model call returned: its text is final, late batches of it are dropped. Live, the
+   * log gets the turn's whole text and its call starts here, for readers who did not follow it live.
+   */
+  endTurn(turn: number, done?: { text: string; calls: readonly { callId: string; name: string }[] }): void {
     this.open = undefined;
+    this.openOffset = undefined;
+    if (this.live && done !== undefined) {
+      if (done.text !== '') this.append({ type: 'text', turn, delta: done.text });
+      for (const { callId, name } of done.calls) this.append({ type: 'tool_call', turn, callId, name });
+    }
     this.append({ type: 'turn_end', turn });
     this.truncate();
   }
 
   /** The turn's model call failed for good: what it streamed is void. */
   failTurn(turn: number): void {
-    const published = this.open?.published === true;
+    // Live, the log cannot know what a reader was shown: the reset always comes.
+    const published = this.live || this.open?.published === true;
     this.open = undefined;
+    this.openOffset = undefined;
     if (published) this.append({ type: 'reset', turn, reason: 'failed' });
   }
 
@@ -146,6 +176,8 @@ export class StreamLog {
       return;
     }
     const batch = parsed.data;
+    // A live execution's turns publish no batches; one from elsewhere has no place in its log.
+    if (this.live) return;
     const open = this.open;
     if (open === undefined || open.turn !== batch.turn || batch.attempt < open.attempt) return;
     if (batch.attempt > open.attempt) {
@@ -167,7 +199,11 @@ export class StreamLog {
     const base = this.base;
     const start = Math.max(0, from - base);
     const count = Math.min(limit ?? STREAM_READ_LIMIT, STREAM_READ_LIMIT);
-    return { base, head: this.nextOffset, items: this.items.slice(start, start + count) };
+    const open =
+      this.open !== undefined && this.openOffset !== undefined
+        ? { open: { turn: this.open.turn, offset: this.openOffset } }
+        : {};
+    return { base, head: this.nextOffset, items: this.items.slice(start, start + count), ...open };
   }
 
   private async wait(raw: unknown): Promise<StreamWait> {

@@ -43,7 +43,11 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
     ...(run.agent !== undefined ? { agent: run.agent } : {}),
-    ...(run.stream !== undefined ? { stream: true } : {}),
+    ...(run.stream === undefined || input.stream === false
+      ? {}
+      : run.stream.live
+        ? { live: true }
+        : { stream: true }),
   };
   // The last line of defence: Temporal would refuse the command and retry the workflow task forever.
   const requestBytes = jsonBytes(request);
@@ -124,7 +128,7 @@ function recordModelTurn(run: RunContext, turn: ModelTurn): void {
   state.lastResponseId = turn.responseId;
   run.conversation?.addTurnOutput(turn.outputItems ?? []);
   recordTurn(state, turn, run.agent);
-  run.stream?.endTurn(state.turn);
+  run.stream?.endTurn(state.turn, { text: turn.text, calls: turn.toolCalls });
   publish(run, {});
   if (turn.text !== '') run.flags.lastText = turn.text;
 }

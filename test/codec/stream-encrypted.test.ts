@@ -3,10 +3,11 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { STREAM_NAMES, StreamRead } from '../../src/contract/stream-event.js';
+import { LiveLine, STREAM_NAMES, StreamRead } from '../../src/contract/stream-event.js';
 import type { StreamItem } from '../../src/contract/stream-event.js';
 import { encodingFailureConverterPath } from '../../src/data-converter.js';
 import { ensureSearchAttributes } from '../../src/search-attributes-setup.js';
+import { lookAtRun } from '../../src/stream/live-reader.js';
 import { workflowsPath } from '../../src/worker.js';
 import { deferred } from '../support/deferred.js';
 import { connectTestServer, temporaryWorkspace } from '../support/harness.js';
@@ -38,10 +39,10 @@ afterAll(async () => {
 });
 
 describe('a streamed run with payload encryption', () => {
-  it('streams the text to KeelClient decoded, while the publish signals and the stream query are ciphertext', async () => {
+  it('streams the text to KeelClient decoded, while the live lines, the heartbeat that finds them and the stream query are ciphertext', async () => {
     const keys = await keyRing('k1');
     const resume = deferred();
-    // A pause mid-answer: the text goes out in at least two publish signals.
+    // A pause mid-answer: the live stream is read raw while the turn is still being written.
     const model = await ScriptedModel.start([
       reply.streamed(reply.text(ANSWER), { pauseAfter: 3, resume: resume.promise }),
     ]);
@@ -58,36 +59,40 @@ describe('a streamed run with payload encryption', () => {
       await worker.runUntil(async () => {
         const runId = await keel.startRun({ task: 'Answer in two parts.' });
         const items: StreamItem[] = [];
-        for await (const item of keel.stream(runId)) {
-          items.push(item);
-          if (item.event.type === 'text') resume.resolve();
+        const sawText = deferred();
+        const following = (async () => {
+          for await (const item of keel.stream(runId)) {
+            items.push(item);
+            if (item.event.type === 'text') sawText.resolve();
+          }
+        })();
+        await Promise.race([sawText.promise, following]);
+        // The attempt's heartbeat, where a reader finds the live stream, is encrypted on the server.
+        const description = await server.client.workflow.getHandle(runId).describe();
+        const [details] = description.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads ?? [];
+        expect(Buffer.from(details?.metadata?.encoding ?? []).toString()).toBe('binary/encrypted');
+        // The live lines are payloads encrypted with the worker's codec: no text in the clear.
+        const { live } = await lookAtRun(keel.temporal, runId, 1);
+        const response = await fetch(live!.url);
+        let first = '';
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+          first += new TextDecoder().decode(chunk);
+          if (first.includes('\n')) break;
         }
+        const line = LiveLine.parse(JSON.parse(first.split('\n')[0]!));
+        expect(line).toHaveProperty('payload');
+        expect(first).not.toContain(CANARY);
+        expect(first).not.toContain('First');
+        resume.resolve();
+        await following;
         expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: ANSWER });
         expect(shownText(items)).toEqual([ANSWER]);
 
-        // What the server stores, read without the codec: the publish signals are there, encrypted.
+        // What the server stores, read without the codec: no stream signal, and everything encrypted.
         const { json, payloads } = await rawPayloads(server.client, runId);
         expect(await historyText(server.client, runId)).not.toContain(CANARY);
         expect(json).not.toContain(CANARY);
-        const events = (
-          JSON.parse(json) as {
-            events: Array<{
-              workflowExecutionSignaledEventAttributes?: {
-                signalName: string;
-                input?: { payloads?: Array<{ metadata?: Record<string, string> }> };
-              };
-            }>;
-          }
-        ).events;
-        const publishes = events
-          .map((event) => event.workflowExecutionSignaledEventAttributes)
-          .filter((signal) => signal?.signalName === STREAM_NAMES.publish);
-        expect(publishes.length).toBeGreaterThanOrEqual(2);
-        for (const signal of publishes) {
-          expect(signal?.input?.payloads?.map(({ metadata }) => base64Text(metadata?.encoding))).toEqual([
-            'binary/encrypted',
-          ]);
-        }
+        expect(json).not.toContain(STREAM_NAMES.publish);
         const plain = payloads.filter(({ at, payload }) => {
           if (/\.searchAttributes\.indexedFields\./u.test(at)) return false;
           // The SDK writes patch markers itself, past the codec: they hold a patch's id, nothing of the run.

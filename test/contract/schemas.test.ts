@@ -79,6 +79,7 @@ const fullInput = {
   parallelToolCalls: true,
   maxOutputTokens: 1024,
   reasoningEffort: 'low',
+  stream: false,
   maxTurns: 5,
   observationCharLimit: 4000,
   modelTimeoutSeconds: 120,

@@ -12,3 +12,29 @@ export function shownText(items: readonly StreamItem[]): string[] {
   }
   return [...turns.entries()].sort(([a], [b]) => a - b).map(([, text]) => text);
 }
+
+/**
+ * The offsets of a stream as a reader gets them, checked: the run's log in order, each offset once
+ * (the log's copy of a turn the reader followed live is left out), and the live events of a turn (its
+ * text, call starts and resets while it is written) with the offset of that turn's `turn_start`.
+ * Returns what does not hold.
+ */
+export function offsetProblems(items: readonly StreamItem[]): string[] {
+  const problems: string[] = [];
+  let expected = items[0]?.offset ?? 0;
+  let turnStart: number | undefined;
+  items.forEach(({ offset, event }, index) => {
+    if (offset >= expected) {
+      if (event.type === 'turn_start') turnStart = offset;
+      expected = offset + 1;
+    } else if (
+      offset !== turnStart ||
+      (event.type !== 'text' && event.type !== 'tool_call' && event.type !== 'reset')
+    ) {
+      problems.push(
+        `item ${index} (${event.type}) has offset ${offset}; expected ${expected} or ${turnStart}`,
+      );
+    }
+  });
+  return problems;
+}
