@@ -6,18 +6,26 @@ import type { RunContext } from './run-context.js';
 import { keelModel, keelStatus, keelTokens, keelTurns } from './search-attributes.js';
 import type { Ending } from './steps.js';
 
+/**
+ * Turns between two upserts that only bring progress (turns, tokens) up to date, so most steps cost
+ * no event for them; a status change and the run's end always upsert.
+ */
+export const PROGRESS_UPSERT_TURNS = 5;
+
 /** What {@link publish} sets besides the current details: `false` for nothing, else the search attributes. */
 export type PublishAttributes = { status?: string } | false;
 
 /**
  * Shows progress in the UI: the current details always; the search attributes (each upsert is an
- * event in history) only when asked, at the start, after each model turn and at the end.
+ * event in history) only when asked: at the start, at each status change, after model turns (every
+ * {@link PROGRESS_UPSERT_TURNS}th in executions with `leanUpserts`) and at the end.
  */
 export function publish(run: RunContext, attributes: PublishAttributes = false): void {
   const { state } = run;
   setCurrentDetails(currentDetails(state, run.input.task));
   // Only where the namespace has them registered: setting an unknown one would fail every task.
   if (!run.searchAttributes || attributes === false) return;
+  if (attributes.status === undefined && run.leanUpserts && state.turn % PROGRESS_UPSERT_TURNS !== 0) return;
   upsertSearchAttributes([
     ...(attributes.status !== undefined ? [{ key: keelStatus, value: attributes.status }] : []),
     ...(state.turn === 0 ? [{ key: keelModel, value: run.model }] : []),

@@ -51,6 +51,8 @@ export interface RunContext {
   conversation: Conversation | null;
   /** Whether the namespace has Keel's search attributes registered, so the run may set them. */
   searchAttributes: boolean;
+  /** Whether progress alone (turns, tokens) is upserted every `PROGRESS_UPSERT_TURNS` turns only (see `LEAN_UPSERTS_PATCH`). */
+  leanUpserts: boolean;
   /** Bytes the observations of one turn may take, so a model request stays within one payload. */
   observationBudget: number;
   flags: RunFlags;

@@ -34,6 +34,12 @@ import { anyOf, budgetConditions, turnLimit } from './stop-conditions.js';
 const STRICT_MESSAGES_PATCH = 'keel-strict-arguments-and-signals';
 
 /**
+ * Marks the executions that upsert progress alone (turns, tokens) every `PROGRESS_UPSERT_TURNS`
+ * turns rather than after every turn. Histories from before it replay with an upsert per turn.
+ */
+const LEAN_UPSERTS_PATCH = 'keel-lean-upserts';
+
+/**
  * Marks the executions whose approvals take edited arguments without the tool's optional fields
  * (filled in as `null`) and name each refused field's type. Histories from before it replay as they
  * ran: an approve signal that left a field out stays refused.
@@ -136,6 +142,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     turnAtStart: state.turn,
     conversation: input.conversation === 'stateless' ? new Conversation(carried?.conversation) : null,
     searchAttributes: profile.searchAttributes === true,
+    leanUpserts: patched(LEAN_UPSERTS_PATCH),
     observationBudget:
       PAYLOAD_BYTES_LIMIT -
       jsonBytes(input.instructions ?? DEFAULT_INSTRUCTIONS) -
