@@ -1,11 +1,14 @@
 /**
  * What streaming costs (issue 24), with a model that streams at a realistic rate: 16-character deltas
  * every 40 ms, 1,600 characters per turn, a 6-turn run with 5 no-op calls. For one run at a time:
- * history events, bytes, workflow tasks and signals per run and per turn, worker and dev-server CPU
- * per turn, without a subscriber, with one (`KeelClient.stream`), and with a model that answers at
- * once (the stream then costs almost nothing); time to first token from `startRun` against calling
+ * history events, bytes, workflow tasks, signals and updates per run and per turn, worker and
+ * dev-server CPU per turn, without a subscriber, with one (`KeelClient.stream`, counting the text
+ * events and characters it hands over), with a model that answers at once, and with `stream: false`
+ * (the history of a run that does not stream); time to first token from `startRun` against calling
  * the model directly; N concurrent runs with a subscriber each; and the same run built on
  * `@temporalio/workflow-streams`. Keel is its built worker in its own process with default settings.
+ * Signals and updates are counted whatever the design: since issue 24 Keel's text leaves the worker
+ * out of band (its live hub), so for Keel both should be 0 and a subscriber should add no event.
  *
  * `npx tsx bench/stream-cost.ts [--runs 3] [--ttft-runs 10] [--concurrent 200] [--concurrent-turns 6]
  * [--deadline 300] [--no-workflow-streams] [--streams-batch-ms 50]`; prints numbers, asserts nothing.
@@ -54,8 +57,8 @@ const AT_ONCE: StreamingPlan = { ...REALISTIC, deltaMs: undefined };
 interface Agent {
   workerPid: number;
   start(runKey: string, turns: number): Promise<string>;
-  /** Reads the run's stream to its end; calls `onText` at each text event. */
-  subscribe(runId: string, onText: () => void): Promise<void>;
+  /** Reads the run's stream to its end; calls `onText` at each text event with its characters. */
+  subscribe(runId: string, onText: (chars: number) => void): Promise<void>;
   /** Waits for the run's end; its status (`completed` when it did). */
   wait(runId: string): Promise<string>;
 }
@@ -70,6 +73,8 @@ interface Row {
   workerCpuMsPerTurn: number;
   serverCpuMsPerTurn: number;
   textEventsPerRun: number;
+  /** Characters of text the subscriber got per run (the model writes turnChars × TURNS). */
+  textCharsPerRun: number;
   runSeconds: Distribution;
   load: string;
 }
@@ -110,10 +115,16 @@ async function measureRow(
   const seconds: number[] = [];
   let completed = 0;
   let texts = 0;
+  let chars = 0;
   for (let run = 0; run < options.runs; run++) {
     const started = performance.now();
     const runId = await agent.start(randomUUID(), TURNS);
-    const reading = options.subscriber ? agent.subscribe(runId, () => (texts += 1)) : Promise.resolve();
+    const reading = options.subscriber
+      ? agent.subscribe(runId, (count) => {
+          texts += 1;
+          chars += count;
+        })
+      : Promise.resolve();
     const status = await agent.wait(runId);
     await reading;
     seconds.push((performance.now() - started) / 1000);
@@ -131,6 +142,7 @@ async function measureRow(
     workerCpuMsPerTurn: round(((after.worker - before.worker) * 1000) / turns, 1),
     serverCpuMsPerTurn: round(((after.server - before.server) * 1000) / turns, 1),
     textEventsPerRun: round(texts / options.runs, 1),
+    textCharsPerRun: round(chars / options.runs, 1),
     runSeconds: distribution(seconds),
     load: load(),
   };
@@ -188,6 +200,7 @@ interface ConcurrencyRow {
   /** Mean per completed run. */
   history: HistoryCost;
   textEventsPerRun: number;
+  textCharsPerRun: number;
   workerCpuMsPerTurn: number;
   serverCpuMsPerTurn: number;
   load: string;
@@ -206,7 +219,7 @@ async function measureConcurrency(
     setTimeout(() => resolve('deadline'), DEADLINE_SECONDS * 1000).unref();
   });
   const firsts: number[] = [];
-  const ended: Array<{ runId: string; status: string; texts: number }> = [];
+  const ended: Array<{ runId: string; status: string; texts: number; chars: number }> = [];
   const ids: string[] = [];
   const subscriberErrors: { count: number; first?: string } = { count: 0 };
   const all = mapLimit(Array.from({ length: runs }), 50, async () => {
@@ -215,10 +228,12 @@ async function measureConcurrency(
     ids.push(runId);
     let first: number | undefined;
     let count = 0;
+    let chars = 0;
     const reading = agent
-      .subscribe(runId, () => {
+      .subscribe(runId, (size) => {
         first ??= performance.now() - runStarted;
         count += 1;
+        chars += size;
       })
       .catch((error: unknown) => {
         subscriberErrors.count += 1;
@@ -226,7 +241,7 @@ async function measureConcurrency(
       });
     const status = await agent.wait(runId).catch((error: unknown) => `error: ${(error as Error).message}`);
     await reading;
-    ended.push({ runId, status, texts: count });
+    ended.push({ runId, status, texts: count, chars });
     if (first !== undefined) firsts.push(first);
   });
   const outcome = await Promise.race([all.then(() => 'all' as const), deadline]);
@@ -272,6 +287,10 @@ async function measureConcurrency(
       completedRuns.reduce((sum, entry) => sum + entry.texts, 0) / Math.max(1, completedRuns.length),
       1,
     ),
+    textCharsPerRun: round(
+      completedRuns.reduce((sum, entry) => sum + entry.chars, 0) / Math.max(1, completedRuns.length),
+      1,
+    ),
     // Over the completed runs' turns; the unfinished runs' work up to the deadline is in it too.
     workerCpuMsPerTurn: round(((after.worker - before.worker) * 1000) / Math.max(1, turnsDone), 1),
     serverCpuMsPerTurn: round(((after.server - before.server) * 1000) / Math.max(1, turnsDone), 1),
@@ -279,12 +298,12 @@ async function measureConcurrency(
   };
 }
 
-function keelAgent(keel: KeelClient, workerPid: number): Agent {
+function keelAgent(keel: KeelClient, workerPid: number, options: { stream?: boolean } = {}): Agent {
   return {
     workerPid,
-    start: (runKey, turns) => keel.startRun({ task: streamingTask(runKey, turns) }),
+    start: (runKey, turns) => keel.startRun({ task: streamingTask(runKey, turns), ...options }),
     async subscribe(runId, onText) {
-      for await (const { event } of keel.stream(runId)) if (event.type === 'text') onText();
+      for await (const { event } of keel.stream(runId)) if (event.type === 'text') onText(event.delta.length);
     },
     wait: async (runId) => (await keel.waitForResult(runId)).status,
   };
@@ -302,7 +321,7 @@ function workflowStreamsAgent(
         EVENTS_TOPIC,
       );
       for await (const { data } of events.subscribe(0)) {
-        if (data.type === 'text') onText();
+        if (data.type === 'text') onText(data.delta.length);
         if (data.type === 'end') return;
       }
     },
@@ -318,16 +337,16 @@ function printRows(rows: readonly Row[]): void {
   console.log(
     '| run (6 turns, 5 calls) | runs ok | events / run | per turn | history KB / run | per turn | ' +
       'server-counted KB / run | workflow tasks / turn | signals / turn | updates / turn | worker CPU ms / turn | server CPU ms / turn | ' +
-      'text events / run | run s (median) | load avg 1/5/15 |',
+      'text events / run | text chars / run | run s (median) | load avg 1/5/15 |',
   );
-  console.log(`|${' --- |'.repeat(15)}`);
+  console.log(`|${' --- |'.repeat(16)}`);
   for (const row of rows) {
     const { history } = row;
     console.log(
       `| ${row.label} | ${row.completed}/${row.runs} | ${history.events} | ${round(history.events / TURNS, 1)} | ` +
         `${kb(history.bytes)} | ${kb(history.bytes / TURNS)} | ${kb(history.serverBytes)} | ${round(history.workflowTasks / TURNS, 1)} | ` +
         `${round(history.signals / TURNS, 1)} | ${round(history.updates / TURNS, 1)} | ${row.workerCpuMsPerTurn} | ` +
-        `${row.serverCpuMsPerTurn} | ${row.textEventsPerRun} | ${row.runSeconds.median} | ${row.load} |`,
+        `${row.serverCpuMsPerTurn} | ${row.textEventsPerRun} | ${row.textCharsPerRun} | ${row.runSeconds.median} | ${row.load} |`,
     );
   }
 }
@@ -344,7 +363,7 @@ function printConcurrency(row: ConcurrencyRow): void {
   console.log(
     `  per completed run: ${history.events} events, ${kb(history.bytes)} KB (server-counted ${kb(history.serverBytes)} KB), ` +
       `${history.signals} signals, ${history.updates} updates, ${history.workflowTasks} workflow tasks, ` +
-      `${row.textEventsPerRun} text events read`,
+      `${row.textEventsPerRun} text events (${row.textCharsPerRun} characters) read`,
   );
   console.log(
     `  CPU per completed turn: worker ${row.workerCpuMsPerTurn} ms, server ${row.serverCpuMsPerTurn} ms; ` +
@@ -367,24 +386,29 @@ try {
       directory: environment.directory,
     });
     stops.push(() => started.worker.stop());
-    return keelAgent(new KeelClient(environment.client, started.taskQueue), started.worker.pid);
+    return { client: new KeelClient(environment.client, started.taskQueue), pid: started.worker.pid };
   };
-  const keel = await workerOf(realistic.url);
-  const keelAtOnce = await workerOf(atOnce.url);
+  const realisticWorker = await workerOf(realistic.url);
+  const keel = keelAgent(realisticWorker.client, realisticWorker.pid);
+  const atOnceWorker = await workerOf(atOnce.url);
+  const keelAtOnce = keelAgent(atOnceWorker.client, atOnceWorker.pid);
   const rows: Row[] = [];
   if (RUNS > 0) {
     rows.push(await measureRow(environment, 'Keel, no subscriber', keel, { runs: RUNS, subscriber: false }));
     rows.push(await measureRow(environment, 'Keel, one subscriber', keel, { runs: RUNS, subscriber: true }));
     rows.push(
-      await measureRow(
-        environment,
-        'Keel, model answers at once (stream ~1 batch/turn), no subscriber',
-        keelAtOnce,
-        {
-          runs: RUNS,
-          subscriber: false,
-        },
-      ),
+      await measureRow(environment, 'Keel, model answers at once, no subscriber', keelAtOnce, {
+        runs: RUNS,
+        subscriber: false,
+      }),
+    );
+    // The same worker and model, the run asking for whole answers: the history of a run that does not stream.
+    const keelWhole = keelAgent(realisticWorker.client, realisticWorker.pid, { stream: false });
+    rows.push(
+      await measureRow(environment, 'Keel, stream: false (whole answers), no subscriber', keelWhole, {
+        runs: RUNS,
+        subscriber: false,
+      }),
     );
   }
   const direct = TTFT_RUNS > 0 ? await directFirstTokens(realistic.url, TTFT_RUNS) : undefined;

@@ -1,7 +1,9 @@
 /**
  * Streaming figures for BENCHMARKS.md: time to first token through Keel (the built worker in its own
  * process, default settings) against the scripted model called directly through the `openai` SDK,
- * and the history bytes streaming adds per turn. `npx tsx bench/stream.ts [--runs N]`; prints numbers.
+ * the text events the caller got, and the history bytes streaming adds per turn: its signals and
+ * updates, which since issue 24 (text out of band, from the worker's live hub) should be none, and
+ * the run's whole history. `npx tsx bench/stream.ts [--runs N]`; prints numbers.
  */
 import { performance } from 'node:perf_hooks';
 import proto from '@temporalio/proto';
@@ -45,24 +47,34 @@ try {
   const keel = new KeelClient(environment.client, taskQueue);
   const throughKeel: number[] = [];
   const streamingBytes: number[] = [];
+  const historyEvents: number[] = [];
+  const historyBytes: number[] = [];
   const textEvents: number[] = [];
+  const textChars: number[] = [];
   const runTimes: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     const started = performance.now();
     const runId = await keel.startRun({ task: 'say it' });
     let first: number | undefined;
     let texts = 0;
+    let chars = 0;
     for await (const { event } of keel.stream(runId)) {
       if (event.type === 'text') {
         first ??= performance.now() - started;
         texts += 1;
+        chars += event.delta.length;
       }
     }
     await keel.waitForResult(runId);
     runTimes.push(performance.now() - started);
     throughKeel.push(first ?? Number.NaN);
     textEvents.push(texts);
+    textChars.push(chars);
     const history = await keel.temporal.workflow.getHandle(runId).fetchHistory();
+    const encoded = (event: proto.temporal.api.history.v1.IHistoryEvent): number =>
+      proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    historyEvents.push(history.events?.length ?? 0);
+    historyBytes.push((history.events ?? []).reduce((sum, event) => sum + encoded(event), 0));
     const bytes = (history.events ?? [])
       .filter(
         (event) =>
@@ -70,10 +82,7 @@ try {
           Boolean(event.workflowExecutionUpdateAcceptedEventAttributes) ||
           Boolean(event.workflowExecutionUpdateCompletedEventAttributes),
       )
-      .reduce(
-        (sum, event) => sum + proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length,
-        0,
-      );
+      .reduce((sum, event) => sum + encoded(event), 0);
     streamingBytes.push(bytes);
   }
   console.log(`runs: ${RUNS}, one turn of ${TEXT.length} characters in 200 deltas, one every ${DELTA_MS} ms`);
@@ -83,8 +92,14 @@ try {
     JSON.stringify(distribution(throughKeel)),
   );
   console.log('whole run through Keel, startRun to result (ms):', JSON.stringify(distribution(runTimes)));
-  console.log('text batches the caller got per turn:', JSON.stringify(distribution(textEvents)));
-  console.log('history bytes added by streaming per turn:', JSON.stringify(distribution(streamingBytes, 0)));
+  console.log('text events the caller got per turn:', JSON.stringify(distribution(textEvents)));
+  console.log('characters of text the caller got per turn:', JSON.stringify(distribution(textChars, 0)));
+  console.log(
+    'history bytes of stream signals and updates per turn:',
+    JSON.stringify(distribution(streamingBytes, 0)),
+  );
+  console.log('history of the 1-turn run, events:', JSON.stringify(distribution(historyEvents, 0)));
+  console.log('history of the 1-turn run, bytes:', JSON.stringify(distribution(historyBytes, 0)));
 } finally {
   await worker.stop();
   await model.close();
