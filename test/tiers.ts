@@ -38,6 +38,7 @@ export const unitTests = [
   'test/model/classify-error.test.ts',
   'test/model/config.test.ts',
   'test/model/json-when-streaming.test.ts',
+  'test/stream/live-hub.test.ts',
   'test/model/pacing-config.test.ts',
   'test/model/parse-response.test.ts',
   'test/model/rate-limit.test.ts',

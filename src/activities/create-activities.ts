@@ -96,6 +96,9 @@ export function createActivities(dependencies: ActivityDependencies) {
   const host = safeHost(openai.baseURL);
   // A server that answers a streamed request with whole answers is said once per worker, not per turn.
   const streamFallback = warnOnce((detail) => logger().warn(`${detail} (model server ${host})`));
+  const liveFailure = warnOnce<unknown>((error) =>
+    logger().warn('Model turns are not streamed live: this worker cannot serve them', { error }),
+  );
   const agents = describeAgents(dependencies.agents ?? [], registry);
   const ownerOf = toolOwners(dependencies.agents ?? []);
   const { runRegistry, openWorkspace } = runWorkspaceActivities(dependencies, logger);
@@ -175,24 +178,37 @@ export function createActivities(dependencies: ActivityDependencies) {
       // Background mode needs stored responses: a stateless turn is always a foreground request.
       const background = dependencies.modelMode === 'background' && request.input.kind !== 'items';
       let responseId: string | undefined;
-      // A turn that re-attaches to its response spends nothing new, so only a new request waits its turn.
-      const permit =
-        dependencies.modelLimiter !== undefined && resumeResponseId === undefined
-          ? await dependencies.modelLimiter.acquire(estimateTokens(JSON.stringify(request)), {
-              signal,
-              onWait: () => context.heartbeat(),
-            })
-          : undefined;
-      let spent: number | undefined;
       // A run from before live streaming publishes through signals; a live one through this worker's hub.
       const publisher =
         request.stream === true ? turnPublisher(context, request.turn, sanitizer, logger) : undefined;
-      const live =
+      // Streaming is best effort: a hub that cannot listen costs the turn its live text, never the turn.
+      const liveTurn =
         request.live === true && dependencies.live !== undefined
-          ? liveTurnPublisher(await dependencies.live.open(request.turn), sanitizer)
+          ? await dependencies.live.open(request.turn).catch((error: unknown) => {
+              liveFailure(error);
+              return undefined;
+            })
           : undefined;
+      const live = liveTurn === undefined ? undefined : liveTurnPublisher(liveTurn, sanitizer);
       // Kept in every beat: a later attempt re-attaches to the response even after this one died too.
-      const details: ModelHeartbeat = resumeResponseId === undefined ? {} : { responseId: resumeResponseId };
+      const details: ModelHeartbeat = {
+        ...(resumeResponseId !== undefined && { responseId: resumeResponseId }),
+        ...(live !== undefined && { live: live.stream }),
+      };
+      // A turn that re-attaches to its response spends nothing new, so only a new request waits its turn.
+      const permit =
+        dependencies.modelLimiter !== undefined && resumeResponseId === undefined
+          ? await dependencies.modelLimiter
+              .acquire(estimateTokens(JSON.stringify(request)), {
+                signal,
+                onWait: () => context.heartbeat(details),
+              })
+              .catch((error: unknown) => {
+                live?.end('failed');
+                throw error;
+              })
+          : undefined;
+      let spent: number | undefined;
       let outcome: 'completed' | 'failed' = 'failed';
       try {
         // Heartbeats from the start, the background create included: a server slow to accept must not
@@ -201,7 +217,6 @@ export function createActivities(dependencies: ActivityDependencies) {
           // Subscribers find a live turn in its heartbeat. The first beat goes out at once and the next
           // ones are throttled, so a new background response waits to beat with its id, which must
           // not be held back (a retry re-attaches to it).
-          if (live !== undefined) Object.assign(details, { live: live.stream });
           if (live !== undefined && (!background || resumeResponseId !== undefined)) beat(details);
           const sink = publisher ?? live;
           return callResponses(openai, request, tools, {

@@ -20,12 +20,14 @@ export async function showLiveText(
   signal: AbortSignal,
 ): Promise<void> {
   let from = 0;
-  let writing = '';
+  let writing: string;
   const stop = (): void => display.typing(undefined);
   signal.addEventListener('abort', stop, { once: true });
   try {
     while (!signal.aborted) {
       try {
+        // Taken up again after a failed read, the stream gives a turn being written from its start.
+        writing = '';
         for await (const { offset, event } of keel.stream(runId, { from })) {
           if (signal.aborted) return;
           from = offset + 1;

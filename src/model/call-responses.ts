@@ -26,7 +26,7 @@ export interface CallOptions {
 }
 
 /** A hook for {@link CallOptions.onStreamFallback} that passes on only the first warning. */
-export function warnOnce(warn: (detail: string) => void): (detail: string) => void {
+export function warnOnce<T = string>(warn: (detail: T) => void): (detail: T) => void {
   let warned = false;
   return (detail) => {
     if (warned) return;

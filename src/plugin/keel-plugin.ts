@@ -28,7 +28,7 @@ export class KeelPlugin extends SimplePlugin {
   #ready: Prepared | undefined;
   /** Workers running with this plugin: the MCP servers stop when the last one does. */
   #running = 0;
-  /** The worker's payload codecs, as its options give them: live streams are encoded with them too. */
+  /** The payload codecs of the worker running with this plugin (encryption): live streams are encoded with them too. */
   #codecs: readonly PayloadCodec[] = [];
 
   constructor(options: KeelOptions) {
@@ -39,10 +39,6 @@ export class KeelPlugin extends SimplePlugin {
     const self: { plugin?: KeelPlugin } = {};
     super({
       name: 'keel',
-      dataConverter: (existing) => {
-        self.plugin!.#codecs = existing?.payloadCodecs ?? [];
-        return existing ?? {};
-      },
       activities: (existing) =>
         withKeelActivities(
           existing,
@@ -90,6 +86,8 @@ export class KeelPlugin extends SimplePlugin {
     // a tick would let a `worker.runUntil` whose body ends first find the worker not yet running and
     // never shut it down.
     const prepared = this.#ready ?? (await this.prepare());
+    // The worker's codecs once every plugin has had its say: live streams are encoded with them too.
+    this.#codecs = worker.options.loadedDataConverter.payloadCodecs;
     this.#running += 1;
     const sweeper = sweeperFor(prepared, worker, this.keelOptions);
     // The worker's own queue starts beside the shared one, not before it, for the same reason: it

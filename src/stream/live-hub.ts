@@ -41,6 +41,10 @@ interface Attempt {
 }
 
 const DEFAULT_KEEP_MS = 60_000;
+/** Bytes a connection may have waiting to be sent: a reader further behind is cut off (it reconnects from where it was). */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** Connections served at once: live readers are few; more are refused rather than costing the worker. */
+const MAX_CONNECTIONS = 1_000;
 /** How often an open connection gets an empty line, so a reader can tell a silent turn from a lost worker. */
 export const LIVE_PING_MS = 5_000;
 const PATH_PREFIX = '/keel/live/';
@@ -96,11 +100,26 @@ export class LiveHub {
 
   private listen(): Promise<{ server: http.Server; base: string }> {
     this.server ??= new Promise((resolve, reject) => {
-      const server = http.createServer((request, response) => this.serve(request, response));
-      server.once('error', reject);
+      const server = http.createServer((request, response) => {
+        // Nothing a client sends may take the worker down: a request that cannot be served is refused.
+        response.on('error', () => response.destroy());
+        try {
+          this.serve(request, response);
+        } catch {
+          if (!response.headersSent) response.writeHead(400).end();
+          else response.destroy();
+        }
+      });
+      server.maxConnections = MAX_CONNECTIONS;
+      const failed = (error: Error): void => {
+        // Not kept: the next turn tries again (a port freed meanwhile, say).
+        this.server = undefined;
+        reject(error);
+      };
+      server.once('error', failed);
       const host = this.options.host ?? '127.0.0.1';
       server.listen(this.options.port ?? 0, host, () => {
-        server.removeListener('error', reject);
+        server.removeListener('error', failed);
         // Serving subscribers never keeps a process alive on its own.
         server.unref();
         const { port } = server.address() as AddressInfo;
@@ -138,8 +157,10 @@ export class LiveHub {
       try {
         for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
           const encoded = 'event' in line && codecs.length > 0 ? await encodeLine(line, codecs) : line;
-          if (!response.writableEnded) response.write(JSON.stringify(encoded) + '\n');
+          if (response.writableEnded || response.destroyed) return;
+          response.write(JSON.stringify(encoded) + '\n');
           if ('done' in line) response.end();
+          else if (response.writableLength > MAX_BUFFERED_BYTES) response.destroy();
         }
       } catch {
         response.destroy();
@@ -158,7 +179,8 @@ export class LiveHub {
     }
     attempt.listeners.add(write);
     const ping = setInterval(() => {
-      if (queue.length === 0 && !draining) response.write('\n');
+      if (queue.length === 0 && !draining && !response.writableEnded && !response.destroyed)
+        response.write('\n');
     }, LIVE_PING_MS).unref();
     response.on('close', () => {
       clearInterval(ping);

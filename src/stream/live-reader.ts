@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import proto from '@temporalio/proto';
 import { decode, decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { payloadsFromJson } from '../codec/proto-json.js';
 import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
@@ -9,6 +10,9 @@ import { LIVE_PING_MS } from './live-hub.js';
 /** A live connection silent this long (three missed pings) is taken as lost: its worker is gone or cut off. */
 const LIVE_IDLE_MS = 3 * LIVE_PING_MS;
 
+/** An attempt runs on a worker. */
+const STARTED = proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+
 const MODEL_ACTIVITIES: ReadonlySet<string> = new Set([
   ACTIVITY_NAMES.callModel,
   LEGACY_ACTIVITY_NAMES.callModel,
@@ -17,6 +21,8 @@ const MODEL_ACTIVITIES: ReadonlySet<string> = new Set([
 /** What a look at the run found: its model turn's live stream, if one runs, and its history's length. */
 export interface RunLook {
   live: LiveStream | undefined;
+  /** The model activity's attempt that has started and says nothing of a live stream (its worker streams none), if any. */
+  startedWithoutLive: number | undefined;
   historyLength: number;
   runId: string;
   running: boolean;
@@ -33,20 +39,24 @@ export async function lookAtRun(
 ): Promise<RunLook> {
   const description = await temporal.workflow.getHandle(workflowId).describe();
   let live: LiveStream | undefined;
+  let startedWithoutLive: number | undefined;
   for (const pending of description.raw.pendingActivities ?? []) {
+    if (!MODEL_ACTIVITIES.has(pending.activityType?.name ?? '')) continue;
     const payloads = pending.heartbeatDetails?.payloads;
-    if (turn === undefined || !MODEL_ACTIVITIES.has(pending.activityType?.name ?? '') || !payloads?.length)
-      continue;
-    const details = await decodeFromPayloadsAtIndex<{ live?: unknown }>(
-      temporal.options.loadedDataConverter,
-      0,
-      payloads,
-    ).catch(() => undefined);
+    const details = payloads?.length
+      ? await decodeFromPayloadsAtIndex<{ live?: unknown }>(
+          temporal.options.loadedDataConverter,
+          0,
+          payloads,
+        ).catch(() => undefined)
+      : undefined;
     const parsed = LiveStream.safeParse(details?.live);
-    if (parsed.success && parsed.data.turn === turn) live = parsed.data;
+    if (parsed.success && (turn === undefined || parsed.data.turn === turn)) live = parsed.data;
+    else if (pending.state === STARTED) startedWithoutLive = pending.attempt ?? 1;
   }
   return {
     live,
+    startedWithoutLive,
     historyLength: description.historyLength,
     runId: description.runId,
     running: description.status.name === 'RUNNING',
@@ -78,7 +88,8 @@ export async function* readLive(
   try {
     let response: Response;
     try {
-      response = await fetch(url, { signal: aborted });
+      // The URL came from the run's heartbeat: it is followed, nothing it redirects to.
+      response = await fetch(url, { signal: aborted, redirect: 'error' });
     } catch {
       if (signal?.aborted === true) throw signal.reason;
       return 'lost';
@@ -88,6 +99,13 @@ export async function* readLive(
       return 'lost';
     }
     const codecs = temporal.options.loadedDataConverter.payloadCodecs;
+    const parse = (text: string): LiveLine | undefined => {
+      try {
+        return LiveLine.parse(JSON.parse(text));
+      } catch {
+        return undefined;
+      }
+    };
     const decoder = new TextDecoder();
     let buffered = '';
     try {
@@ -100,7 +118,9 @@ export async function* readLive(
           buffered = buffered.slice(newline + 1);
           // An empty line keeps the connection alive.
           if (text === '') continue;
-          const line = LiveLine.parse(JSON.parse(text));
+          const line = parse(text);
+          // Not a live stream's line (something else answers at that address): no live text here.
+          if (line === undefined) return 'lost';
           if ('done' in line) return line.done;
           if ('event' in line) {
             yield line;
@@ -113,7 +133,6 @@ export async function* readLive(
       }
     } catch (error) {
       if (signal?.aborted === true) throw error;
-      if (error instanceof SyntaxError) throw error;
     }
   } finally {
     clearTimeout(timer);

@@ -31,7 +31,12 @@ interface Shown {
   live: boolean;
   text: string;
   calls: Set<string>;
+  /** The reader was resumed inside this turn: its caller may have shown part of it, so a `reset` comes first. */
+  resumed?: boolean;
 }
+
+/** A turn whose attempt has started without a live stream is waited for in history after this long. */
+const NO_LIVE_MS = 2_000;
 
 /**
  * A run's stream from an offset, as an async iterator that ends after the run's `end` event. The
@@ -50,10 +55,18 @@ export async function* subscribe(
 ): AsyncGenerator<StreamItem, void, undefined> {
   let next = options.from ?? 0;
   const shown = new Map<number, Shown>();
+  // Resumed one past a turn's start (its live events carry that offset): the turn comes again from its start.
+  if (next > 0) {
+    const [before] = (await readStream(temporal, runId, next - 1)).items;
+    if (before?.offset === next - 1 && before.event.type === 'turn_start') {
+      shown.set(before.event.turn, { live: false, text: '', calls: new Set(), resumed: true });
+    }
+  }
   // Live attempts already read to their end (or found dead): never read twice.
   const followed = new Set<string>();
   const history = new HistoryWatch(temporal, runId);
   let pause = 0;
+  let withoutLive: { attempt: number; since: number } | undefined;
   for (;;) {
     const read = await readStream(temporal, runId, next);
     const first = read.items[0];
@@ -70,6 +83,7 @@ export async function* subscribe(
     const look = await lookAtRun(temporal, runId, open?.turn);
     if (open !== undefined && look.live !== undefined && !followed.has(look.live.url)) {
       followed.add(look.live.url);
+      withoutLive = undefined;
       const end = yield* followLive(temporal, look.live, open.offset, shown);
       pause = 0;
       // Its result is on its way into history: wait for it there rather than looking again.
@@ -82,11 +96,21 @@ export async function* subscribe(
       for (const item of last.items) yield* sift(item, shown);
       return;
     }
+    // A turn opened between the read and the look: read again.
+    if (open === undefined && look.live !== undefined && !followed.has(look.live.url)) continue;
     if (open !== undefined) {
-      // The turn's attempt has not begun streaming yet, or it died and the next has not begun.
-      pause = Math.min(LIVE_LOOK_MAX_MS, Math.max(LIVE_LOOK_MIN_MS, pause * 2));
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      continue;
+      // An attempt that runs and says nothing of a live stream streams none (its worker has
+      // streaming off or cannot serve it): the turn's text comes with its end, waited for in history.
+      const attempt = look.startedWithoutLive;
+      if (attempt === undefined || withoutLive?.attempt !== attempt) {
+        withoutLive = attempt === undefined ? undefined : { attempt, since: Date.now() };
+      }
+      if (withoutLive === undefined || Date.now() - withoutLive.since < NO_LIVE_MS) {
+        // The turn's attempt has not begun streaming yet, or it died and the next has not begun.
+        pause = Math.min(LIVE_LOOK_MAX_MS, Math.max(LIVE_LOOK_MIN_MS, pause * 2));
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        continue;
+      }
     }
     pause = 0;
     await history.wait(look);
@@ -104,7 +128,7 @@ async function* followLive(
   shown: Map<number, Shown>,
 ): AsyncGenerator<StreamItem, LiveEnd, undefined> {
   const before = shown.get(live.turn);
-  if (before !== undefined && (before.text !== '' || before.calls.size > 0)) {
+  if (before !== undefined && (before.text !== '' || before.calls.size > 0 || before.resumed === true)) {
     yield { offset, event: { type: 'reset', turn: live.turn, reason: 'retried' } };
   }
   const turn: Shown = { live: true, text: '', calls: new Set() };
@@ -113,17 +137,22 @@ async function* followLive(
   let end: LiveEnd = 'lost';
   for (let tries = 0; tries < 2 && end === 'lost'; tries++) {
     const reading = readLive(temporal, live, from);
-    for (;;) {
-      const step = await reading.next();
-      if (step.done === true) {
-        end = step.value;
-        break;
+    try {
+      for (;;) {
+        const step = await reading.next();
+        if (step.done === true) {
+          end = step.value;
+          break;
+        }
+        const { index, event } = step.value;
+        from = index + 1;
+        if (event.type === 'text') turn.text += event.delta;
+        else turn.calls.add(event.callId);
+        yield { offset, event: { ...event, turn: live.turn } };
       }
-      const { index, event } = step.value;
-      from = index + 1;
-      if (event.type === 'text') turn.text += event.delta;
-      else turn.calls.add(event.callId);
-      yield { offset, event: { ...event, turn: live.turn } };
+    } finally {
+      // A caller that stops reading closes the connection.
+      await reading.return('lost');
     }
   }
   // The attempt died (or cannot be reached): what it showed is void; the turn comes again.
@@ -143,6 +172,10 @@ async function* followLive(
  */
 function* sift(item: StreamItem, shown: Map<number, Shown>): Generator<StreamItem, void, undefined> {
   const { event, offset } = item;
+  if ((event.type === 'text' || event.type === 'tool_call') && shown.get(event.turn)?.resumed === true) {
+    shown.delete(event.turn);
+    yield { offset, event: { type: 'reset', turn: event.turn, reason: 'retried' } };
+  }
   if (event.type === 'text') {
     const turn = shown.get(event.turn);
     if (turn?.live !== true) {
@@ -179,7 +212,7 @@ function* sift(item: StreamItem, shown: Map<number, Shown>): Generator<StreamIte
     const turn = shown.get(event.turn);
     shown.delete(event.turn);
     // Nothing of the turn was shown by this reader (a reader resuming may have shown some: it gets it).
-    if (turn !== undefined && turn.text === '' && turn.calls.size === 0) return;
+    if (turn !== undefined && turn.text === '' && turn.calls.size === 0 && turn.resumed !== true) return;
   }
   if (event.type === 'turn_end') shown.delete(event.turn);
   yield item;

@@ -61,6 +61,8 @@ export class StreamLog {
   private open: TurnAttempt | undefined;
   /** The offset of the open turn's `turn_start`, when its text streams live. */
   private openOffset: number | undefined;
+  /** The offset of the open turn's `turn_start`: truncation keeps the newest turn whole. */
+  private turnFirst: number | undefined;
   private closing = false;
   private nextOffset: number;
 
@@ -107,10 +109,14 @@ export class StreamLog {
     });
   }
 
-  /** A turn starts: batches for it are taken from now on, or, live, its `turn_start` marks it. */
-  openTurn(turn: number): void {
+  /**
+   * A turn starts: batches for it are taken from now on, or, live, its `turn_start` marks it, and
+   * readers are told it streams live unless `streamed` is false (the run asked for no streaming).
+   */
+  openTurn(turn: number, streamed = true): void {
     if (this.live) {
-      this.openOffset = this.nextOffset;
+      this.turnFirst = this.nextOffset;
+      if (streamed) this.openOffset = this.nextOffset;
       this.append({ type: 'turn_start', turn });
     }
     this.open = { turn, attempt: 0, sequence: 0, published: false };
@@ -128,7 +134,8 @@ export class StreamLog {
       for (const { callId, name } of done.calls) this.append({ type: 'tool_call', turn, callId, name });
     }
     this.append({ type: 'turn_end', turn });
-    this.truncate();
+    this.truncate(this.turnFirst);
+    this.turnFirst = undefined;
   }
 
   /** The turn's model call failed for good: what it streamed is void. */
@@ -137,6 +144,7 @@ export class StreamLog {
     const published = this.live || this.open?.published === true;
     this.open = undefined;
     this.openOffset = undefined;
+    this.turnFirst = undefined;
     if (published) this.append({ type: 'reset', turn, reason: 'failed' });
   }
 
@@ -212,11 +220,18 @@ export class StreamLog {
     return { head: this.nextOffset, closing: this.closing };
   }
 
-  /** Drops the oldest events while the log is over {@link STREAM_LOG_BYTES}; the newest always stays. */
-  private truncate(): void {
+  /**
+   * Drops the oldest events while the log is over {@link STREAM_LOG_BYTES}; the newest always stays,
+   * and so do the events from `keepFrom` on (the turn that just ended, however long its text).
+   */
+  private truncate(keepFrom?: number): void {
     let drop = 0;
     let bytes = this.bytes;
-    while (bytes > STREAM_LOG_BYTES && this.items.length - drop > 1) {
+    while (
+      bytes > STREAM_LOG_BYTES &&
+      this.items.length - drop > 1 &&
+      (keepFrom === undefined || this.items[drop]!.offset < keepFrom)
+    ) {
       bytes -= jsonBytes(this.items[drop]);
       drop += 1;
     }

@@ -31,7 +31,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
 
   state.turn += 1;
   state.phase = 'thinking';
-  run.stream?.openTurn(state.turn);
+  run.stream?.openTurn(state.turn, input.stream !== false);
   publish(run);
   const request: ModelRequest = {
     model: run.model,

@@ -16,7 +16,8 @@ export function shownText(items: readonly StreamItem[]): string[] {
 /**
  * The offsets of a stream as a reader gets them, checked: the run's log in order, each offset once
  * (the log's copy of a turn the reader followed live is left out), and the live events of a turn (its
- * text, call starts and resets while it is written) with the offset of that turn's `turn_start`.
+ * text, call starts and resets while it is written) with the offset of that turn's `turn_start` (a
+ * reset the reader makes before an event of the log, with that event's).
  * Returns what does not hold.
  */
 export function offsetProblems(items: readonly StreamItem[]): string[] {
@@ -24,6 +25,8 @@ export function offsetProblems(items: readonly StreamItem[]): string[] {
   let expected = items[0]?.offset ?? 0;
   let turnStart: number | undefined;
   items.forEach(({ offset, event }, index) => {
+    // A reset the reader makes takes the offset of what it precedes.
+    if (event.type === 'reset' && (offset === expected || offset === turnStart)) return;
     if (offset >= expected) {
       if (event.type === 'turn_start') turnStart = offset;
       expected = offset + 1;
