@@ -55,7 +55,10 @@ export function liveTurnPublisher(
   live: LiveTurn,
   sanitizer: Sanitizer,
 ): TurnPublisher & Pick<LiveTurn, 'stream' | 'end'> {
-  const redacted = redactingSink(live, sanitizer);
+  // Nobody reading: the text is held back, unredacted, and redacted once a reader comes or the turn
+  // ends, so an unwatched turn costs one redaction, not one per delta.
+  const redacted = redactingSink(live, sanitizer, () => !live.watched());
+  live.onReader(() => redacted.flush(false));
   return {
     ...redacted,
     stream: live.stream,
@@ -77,7 +80,8 @@ export function liveTurnPublisher(
 function redactingSink(
   target: Pick<TurnSink, 'text' | 'toolCall'>,
   sanitizer: Sanitizer,
-): Pick<TurnSink, 'text' | 'toolCall'> & { flush(): void } {
+  hold: () => boolean = () => false,
+): Pick<TurnSink, 'text' | 'toolCall'> & { flush(all?: boolean): void } {
   let text = '';
   let sent = 0;
   const release = (all: boolean): void => {
@@ -90,14 +94,15 @@ function redactingSink(
   return {
     text(delta) {
       text += delta;
-      release(false);
+      if (!hold()) release(false);
     },
     toolCall(callId, name) {
       release(true);
       target.toolCall(callId, name);
     },
-    flush() {
-      release(true);
+    /** Passes on what is held: all of it, or (`all` false) what cannot begin a secret. */
+    flush(all = true) {
+      release(all);
     },
   };
 }

@@ -30,6 +30,10 @@ export interface LiveTurn {
   toolCall(callId: string, name: string): void;
   /** The attempt ends: subscribers get `done` and the connection closes. */
   end(outcome: 'completed' | 'failed'): void;
+  /** Whether a reader is connected now. */
+  watched(): boolean;
+  /** Called when a reader connects, before it gets what was published: the moment to publish what was held back. */
+  onReader(callback: () => void): void;
 }
 
 type Listener = (line: LiveLine) => void;
@@ -38,6 +42,7 @@ interface Attempt {
   events: PublishedEvent[];
   done?: 'completed' | 'failed';
   listeners: Set<Listener>;
+  onReader?: () => void;
 }
 
 const DEFAULT_KEEP_MS = 60_000;
@@ -78,6 +83,10 @@ export class LiveHub {
         if (delta !== '') emit({ type: 'text', turn, delta });
       },
       toolCall: (callId, name) => emit({ type: 'tool_call', turn, callId, name }),
+      watched: () => attempt.listeners.size > 0,
+      onReader: (callback) => {
+        attempt.onReader = callback;
+      },
       end: (outcome) => {
         if (attempt.done !== undefined) return;
         attempt.done = outcome;
@@ -146,6 +155,7 @@ export class LiveHub {
       return;
     }
     const from = Number(url.searchParams.get('from') ?? '0');
+    attempt.onReader?.();
     response.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     response.flushHeaders();
     const codecs = this.options.codecs?.() ?? [];

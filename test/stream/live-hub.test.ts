@@ -1,6 +1,8 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LiveLine } from '../../src/contract/stream-event.js';
+import { liveTurnPublisher } from '../../src/activities/turn-publisher.js';
+import { createSanitizer } from '../../src/safety/sanitize.js';
 import { LiveHub } from '../../src/stream/live-hub.js';
 
 let hub: LiveHub;
@@ -86,5 +88,29 @@ describe("the worker's live hub", () => {
     // Still serving.
     turn.end('completed');
     expect(await lines(turn.stream.url)).toEqual([{ done: 'completed' }]);
+  });
+
+  it("holds an unwatched turn's text back, then gives a reader all of it redacted, a secret split across deltas too", async () => {
+    hub = new LiveHub();
+    const live = await hub.open(1);
+    const secret = 'sk-live-7f3a9c2e5b1d8f4a';
+    const publisher = liveTurnPublisher(live, createSanitizer({ secrets: [secret] }));
+    publisher.text('Your key is sk-live-7f3a');
+    publisher.text('9c2e5b1d8f4a and ');
+    const response = await fetch(live.stream.url);
+    publisher.text('nothing else.');
+    publisher.toolCall('call_1', 'echo');
+    publisher.end('completed');
+    const got = (await response.text())
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => LiveLine.parse(JSON.parse(line)));
+    const text = got
+      .map((line) => ('event' in line && line.event.type === 'text' ? line.event.delta : ''))
+      .join('');
+    expect(text).toBe('Your key is [redacted] and nothing else.');
+    expect(JSON.stringify(got)).not.toContain('sk-live');
+    expect(got.at(-2)).toMatchObject({ event: { type: 'tool_call', callId: 'call_1' } });
+    expect(got.at(-1)).toEqual({ done: 'completed' });
   });
 });
