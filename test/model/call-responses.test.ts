@@ -3,16 +3,13 @@ import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } fro
 import type { AddressInfo } from 'node:net';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import type { ModelRequest } from '../../src/contract/model-request.js';
 import { buildResponsesRequest } from '../../src/model/build-request.js';
 import { callResponses } from '../../src/model/call-responses.js';
 import { classifyModelError } from '../../src/model/classify-error.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { ModelError } from '../../src/model/model-error.js';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { toResponsesTools } from '../../src/model/responses-tools.js';
 import { deferred } from '../support/deferred.js';
+import { echoRequest, echoTools } from './echo-request.js';
 
 /** A request as it reached the loopback server. */
 interface ReceivedRequest {
@@ -70,25 +67,8 @@ function answerJson(status: number, body: unknown, headers: Record<string, strin
   };
 }
 
-const tools = toResponsesTools([
-  defineTool({
-    name: 'echo',
-    description: 'Echo the text back.',
-    schema: z.object({ text: z.string() }),
-    readOnly: true,
-    execute: ({ text }) => text,
-  }),
-]);
-
-const request: ModelRequest = {
-  model: 'gpt-test',
-  instructions: 'Be careful.',
-  turn: 1,
-  input: { kind: 'task', task: 'Echo hello.' },
-  tools: ['echo'],
-  parallelToolCalls: false,
-  maxOutputTokens: 512,
-};
+const tools = echoTools;
+const request = echoRequest;
 
 const completedResponse = {
   id: 'resp_loopback',

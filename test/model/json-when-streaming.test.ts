@@ -1,34 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import type { ModelRequest } from '../../src/contract/model-request.js';
 import { callResponses, warnOnce } from '../../src/model/call-responses.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { ModelError } from '../../src/model/model-error.js';
-import { toResponsesTools } from '../../src/model/responses-tools.js';
 import type { TurnSink } from '../../src/model/stream-events.js';
-import { defineTool } from '../../src/tools/define-tool.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
+import { echoRequest, echoTools } from './echo-request.js';
 import type { ScriptStep } from '../support/scripted-model.js';
 
-const tools = toResponsesTools([
-  defineTool({
-    name: 'echo',
-    description: 'Echo the text back.',
-    schema: z.object({ text: z.string() }),
-    readOnly: true,
-    execute: ({ text }) => text,
-  }),
-]);
-
-const request: ModelRequest = {
-  model: 'gpt-test',
-  instructions: 'Be careful.',
-  turn: 1,
-  input: { kind: 'task', task: 'Echo hello.' },
-  tools: ['echo'],
-  parallelToolCalls: false,
-  maxOutputTokens: 512,
-};
+const tools = echoTools;
+const request = echoRequest;
 
 const callingEcho = reply.items([
   { text: 'Calling echo now.' },
