@@ -5,7 +5,14 @@ import { ConfigError } from '../config-error.js';
 import { optionalInteger, readEnvironment } from '../env.js';
 import { keelSearchAttributes } from '../workflows/search-attributes.js';
 import { dataDirectory } from './io.js';
-import { answers, awaitStartingServer, logTail, startLocalServer, withStartLock } from './local-server.js';
+import {
+  answers,
+  answersWithin,
+  awaitStartingServer,
+  logTail,
+  startLocalServer,
+  withStartLock,
+} from './local-server.js';
 import { recordedServer, removeServerRecord, serverRecordPath } from './server-record.js';
 import type { ServerRecord } from './server-record.js';
 import { INSTALL_HINT, locateTemporalCli } from './temporal-cli.js';
@@ -35,6 +42,9 @@ export interface TemporalTarget extends ClientConnectConfig {
   dataDirectory: string | undefined;
 }
 
+/** How long a recorded server that runs gets to answer after one probe missed. */
+const RECHECK_MS = 5_000;
+
 /** The local server a command uses, and who runs it. */
 export type LocalServer =
   /** Keel's own (`server.json`), started now or earlier. */
@@ -63,12 +73,17 @@ export async function findLocalServer(options: {
   const { port, uiPort } = localPorts(environment);
   if (recorded.state === 'alive') {
     let { record } = recorded;
-    if (record.starting === true && !(await answers(record.address))) {
+    let answering = await answers(record.address);
+    if (!answering && record.starting === true) {
       // Its start was interrupted (or runs in another command right now): it is Keel's, wait for it.
       options.say(`Keel's local Temporal server (PID ${record.pid}) is starting; waiting for it to answer…`);
-      record = (await awaitStartingServer(options.dataDirectory, record)) ?? record;
+      const started = await awaitStartingServer(options.dataDirectory, record);
+      if (started !== undefined) [record, answering] = [started, true];
     }
-    if (!(await answers(record.address)))
+    // One probe can miss on a loaded machine (it connects within a second): a server that runs is
+    // given a few more before it is called unanswering.
+    if (!answering) answering = await answersWithin(record.address, RECHECK_MS);
+    if (!answering)
       throw new ConfigError(
         `Keel's local Temporal server (PID ${record.pid}) runs but does not answer on ${record.address}; ` +
           `\`keel server stop\` ends it. The end of its log (${record.logFile}):\n${await logTail(record.logFile)}`,

@@ -30,6 +30,16 @@ export async function answers(address: string): Promise<boolean> {
   }
 }
 
+/** Whether `address` answers within `timeoutMs`, probing every {@link POLL_MS}. */
+export async function answersWithin(address: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await answers(address)) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
 /**
  * The variables the server process gets: what a binary (or a pyenv-style launcher) needs to run,
  * and nothing else, so API keys in the CLI's environment never reach a process that outlives it.

@@ -145,7 +145,7 @@ describe('keel server start|status|stop', () => {
       servers.runCli(['server', 'start', '--json'], { env }),
       servers.runCli(['server', 'start', '--json'], { env }),
     ]);
-    expect([first.code, second.code]).toEqual([0, 0]);
+    expect([first.code, second.code], first.stderr + second.stderr).toEqual([0, 0]);
     const record = await LocalServers.record(dataDirectory);
     const pids = [first, second].map((result) => (JSON.parse(result.stdout) as { pid: number }).pid);
     expect(pids).toEqual([record!.pid, record!.pid]);
