@@ -83,7 +83,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
     // On a cluster nobody hosts a worker for us: the run waits for one, which is worth saying at once.
     const address = target.connectionOptions.address ?? 'localhost:7233';
     const noWorker =
-      remote && !polled
+      remote && !polled && !options.demo
         ? `No worker polls task queue "${taskQueue}" on ${address} (namespace ${target.namespace}): the run waits until one does. Start one with \`keel worker --task-queue ${taskQueue}\` against the same server.`
         : undefined;
     if (hostWorker && !options.demo) config ??= requireWorkerConfig();
