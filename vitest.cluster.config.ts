@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/cluster/**/*.test.ts'],
-    globalSetup: ['test/cluster/global-setup.ts'],
+    globalSetup: ['test/temporary-directory.ts', 'test/cluster/global-setup.ts'],
     setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
     pool: 'forks',
     maxWorkers: 1,

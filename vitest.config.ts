@@ -46,7 +46,7 @@ function testWorkers(): number {
 const withServer = {
   // One dev server, one workflow bundle and one copy of the built package for every tier that
   // needs them, however many of those tiers run (test/global-setup.ts).
-  globalSetup: ['test/global-setup.ts'],
+  globalSetup: ['test/temporary-directory.ts', 'test/global-setup.ts'],
   setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
   // Native Temporal workers crash under worker_threads (sdk-typescript#876): isolate test files in processes.
   pool: 'forks',
@@ -63,6 +63,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: unitTests,
+          // Every tier's TMPDIR is one directory for the run, removed when it ends.
+          globalSetup: ['test/temporary-directory.ts'],
           setupFiles: ['test/setup-requests.ts'],
           pool: 'forks',
           // Pure logic: files share a process, so each pays for its imports once, not once per file.

@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['scripts/record-histories.ts'],
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/temporary-directory.ts', 'test/global-setup.ts'],
     setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
     pool: 'forks',
     testTimeout: 60_000,
