@@ -96,6 +96,15 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
+# A build killed before its trap ran (SIGKILL, the OOM killer) leaves its work directory. None is in
+# use now: a build holds this lock exclusively, and so do the processes it started, which inherit it.
+for stale in "$cache_root/.otelcol-$version".??????; do
+  [ -d "$stale" ] || continue
+  echo "Removing $stale, left by a build that was killed." >&2
+  chmod -R u+w "$stale" 2>/dev/null || true
+  rm -rf "$stale"
+done
+
 # Built beside the target and renamed into place, so an interrupted build never looks complete.
 work=$(mktemp -d "$cache_root/.otelcol-$version.XXXXXX")
 trap 'rm -rf "$work"' EXIT
