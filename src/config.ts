@@ -30,6 +30,7 @@ import { optionalPostgresUrl, SCHEMA_NAME } from './postgres-url.js';
 import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
 import type { RunCommandOptions } from './tools/builtin/run-command.js';
+import type { CommandLimits } from './tools/builtin/run-command/limits.js';
 import type { PostgresIdempotencyStoreOptions } from './tools/pg-idempotency-store.js';
 import {
   DEFAULT_PAYLOAD_STORE_KEEP_HOURS,
@@ -251,6 +252,11 @@ export const workerVariables = {
   KEEL_RUN_COMMAND_BWRAP: absolutePaths(false),
   KEEL_RUN_COMMAND_NETWORK: flagOr(false),
   KEEL_RUN_COMMAND_READ_ONLY_PATHS: absolutePaths(true),
+  KEEL_RUN_COMMAND_MEMORY_MB: optionalNumber(16, true),
+  KEEL_RUN_COMMAND_PROCESSES: optionalNumber(8, true),
+  KEEL_RUN_COMMAND_CPU_SECONDS: optionalNumber(1, true),
+  KEEL_RUN_COMMAND_FILE_MB: optionalNumber(1, true),
+  KEEL_RUN_COMMAND_TMP_MB: optionalNumber(1, true),
   KEEL_HTTP_ALLOW_HOSTS: optionalList,
   KEEL_HTTP_ALLOW_PRIVATE: flagOr(false),
   KEEL_HTTP_ALLOW_POST: flagOr(false),
@@ -397,6 +403,13 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
             ...defined('bwrapPath', values.KEEL_RUN_COMMAND_BWRAP),
             ...(values.KEEL_RUN_COMMAND_NETWORK ? { network: true } : {}),
             ...defined('readOnlyPaths', values.KEEL_RUN_COMMAND_READ_ONLY_PATHS),
+            ...definedLimits({
+              ...defined('memoryMb', values.KEEL_RUN_COMMAND_MEMORY_MB),
+              ...defined('processes', values.KEEL_RUN_COMMAND_PROCESSES),
+              ...defined('cpuSeconds', values.KEEL_RUN_COMMAND_CPU_SECONDS),
+              ...defined('fileMb', values.KEEL_RUN_COMMAND_FILE_MB),
+              ...defined('tmpMb', values.KEEL_RUN_COMMAND_TMP_MB),
+            }),
           },
     httpFetch:
       values.KEEL_HTTP_ALLOW_HOSTS === undefined
@@ -433,3 +446,8 @@ export function defaultStateDirectory(environment: NodeJS.ProcessEnv = process.e
 }
 
 export { ConfigError };
+
+/** `{ limits }` when the operator set any of run_command's limits, else nothing. */
+function definedLimits(limits: Partial<CommandLimits>): { limits?: Partial<CommandLimits> } {
+  return Object.keys(limits).length === 0 ? {} : { limits };
+}

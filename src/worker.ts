@@ -14,6 +14,7 @@ import { registerSearchAttributes } from './search-attributes-setup.js';
 import { fileTools } from './tools/builtin/file-tools.js';
 import { createHttpFetchTool } from './tools/builtin/http-fetch.js';
 import { createRunCommandTool } from './tools/builtin/run-command.js';
+import { findCgroups } from './tools/builtin/run-command/cgroups.js';
 import { checkSandbox } from './tools/builtin/run-command/check-sandbox.js';
 import type { Tool } from './tools/define-tool.js';
 import { closeIdempotencyStore, openIdempotencyStore } from './tools/open-idempotency-store.js';
@@ -73,6 +74,14 @@ export async function checkRunCommandSandbox(
         'commands without any isolation instead, set KEEL_RUN_COMMAND_SANDBOX=off.',
     );
   }
+  const cgroups = await findCgroups();
+  if (cgroups.kind === 'none')
+    logger.warn(
+      'run_command: no cgroup can be made for each command here, so memory is limited per process (its ' +
+        "address space) instead of for all of a command's processes together, and the process limit holds " +
+        `only for a worker that is not root (${cgroups.reason}). Run the worker as root in its container, or ` +
+        'give it a delegated cgroup v2 (systemd: Delegate=yes); see docs/safety.md.',
+    );
 }
 
 /** Secrets in the configuration that live outside the worker's own environment variables. */

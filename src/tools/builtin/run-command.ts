@@ -11,6 +11,10 @@ import { checkAllowList, findOnPath, resolveProgram } from './run-command/allow-
 import { isInside } from '../path-inside.js';
 import type { Command } from './run-command/command.js';
 import { openWorkingDirectory } from './run-command/open-cwd.js';
+import { findCgroups } from './run-command/cgroups.js';
+import type { Cgroups } from './run-command/cgroups.js';
+import { commandLimits } from './run-command/limits.js';
+import type { CommandLimits } from './run-command/limits.js';
 import { runSandboxed } from './run-command/run-sandboxed.js';
 import type { SandboxSettings } from './run-command/run-sandboxed.js';
 import { runUnsandboxed } from './run-command/run-unsandboxed.js';
@@ -47,6 +51,8 @@ export interface RunCommandOptions {
   network?: boolean;
   /** Host directories shown read-only in the sandbox besides the system ones (a toolchain in /opt). */
   readOnlyPaths?: readonly string[];
+  /** What each sandboxed command may use (memory, processes, CPU time, file size, /tmp); defaults in docs/safety.md. */
+  limits?: Partial<CommandLimits>;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -79,7 +85,8 @@ export function createRunCommandTool(options: RunCommandOptions, source: Workspa
       throw new ToolDefinitionError(`run_command: environment variable ${JSON.stringify(name)} is malformed`);
     }
   }
-  const sandbox = sandboxSetup(options, environment.HOME);
+  const limits = commandLimits(options.limits);
+  const sandbox = sandboxSetup(options, environment.HOME, limits);
   const names = allow.join(', ');
   return defineTool({
     name: 'run_command',
@@ -90,7 +97,8 @@ export function createRunCommandTool(options: RunCommandOptions, source: Workspa
       'A non-zero exit code is a normal result. Long output keeps its start and its end. ' +
       (sandbox === undefined
         ? ''
-        : `Commands run in a sandbox that sees only the workspace and read-only system directories, with an empty HOME and /tmp${options.network === true ? '' : ' and no network'}; every process a command starts ends with it. `) +
+        : `Commands run in a sandbox that sees only the workspace and read-only system directories, with an empty HOME and /tmp${options.network === true ? '' : ' and no network'}; every process a command starts ends with it. ` +
+          `A command may use ${limits.memoryMb} MB of memory, ${limits.processes} processes and ${limits.tmpMb} MB in /tmp. `) +
       `A command still running after ${timeout} seconds is killed with every process it started.`,
     schema: z.object({
       program: z.string().min(1).describe(`The program to run, one of: ${names}.`),
@@ -152,6 +160,7 @@ export function createRunCommandTool(options: RunCommandOptions, source: Workspa
 function sandboxSetup(
   options: RunCommandOptions,
   home: string | undefined,
+  limits: CommandLimits,
 ): { settings(requested: string, program: string): Promise<SandboxSettings> } | undefined {
   if ((options.sandbox ?? 'bwrap') === 'off') return undefined;
   const absolute = (what: string, entry: string): string => {
@@ -164,12 +173,18 @@ function sandboxSetup(
   const readOnly = (options.readOnlyPaths ?? []).map((entry) => absolute('read-only path', entry));
   if (home !== undefined) absolute('HOME', home);
   let found:
-    Promise<{ mounts: SandboxSettings['mounts']; roots: string[]; bwrap: string | undefined }> | undefined;
+    | Promise<{
+        mounts: SandboxSettings['mounts'];
+        roots: string[];
+        bwrap: string | undefined;
+        cgroups: Cgroups;
+      }>
+    | undefined;
   const find = async () => {
     const mounts = await sandboxMounts(readOnly);
     const bwrap =
       bwrapPath ?? (await findOnPath('bwrap', (process.env.PATH ?? '/usr/bin:/bin').split(path.delimiter)));
-    return { mounts, roots: await visibleRoots(mounts), bwrap };
+    return { mounts, roots: await visibleRoots(mounts), bwrap, cgroups: await findCgroups() };
   };
   return {
     async settings(requested, program) {
@@ -178,7 +193,7 @@ function sandboxSetup(
         // A lookup that failed (say, /proc unreadable for a moment) is tried again by the next call.
         found.catch(() => (found = undefined));
       }
-      const { mounts, roots, bwrap } = await found;
+      const { mounts, roots, bwrap, cgroups } = await found;
       if (bwrap === undefined) {
         throw new ToolError(
           'run_command needs bubblewrap (bwrap) to sandbox commands, and it is not installed on the worker',
@@ -191,7 +206,7 @@ function sandboxSetup(
             `(${mounts.map((mount) => mount.path).join(', ')}); an operator can add its directory to KEEL_RUN_COMMAND_READ_ONLY_PATHS`,
         );
       }
-      return { bwrap, mounts, network: options.network ?? false };
+      return { bwrap, mounts, network: options.network ?? false, limits, cgroups };
     },
   };
 }

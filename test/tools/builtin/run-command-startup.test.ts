@@ -82,6 +82,11 @@ describe('run_command sandbox settings', () => {
       KEEL_RUN_COMMAND_BWRAP: '/opt/bwrap/bin/bwrap',
       KEEL_RUN_COMMAND_NETWORK: 'true',
       KEEL_RUN_COMMAND_READ_ONLY_PATHS: '/opt/toolchain, /srv/data/',
+      KEEL_RUN_COMMAND_MEMORY_MB: '512',
+      KEEL_RUN_COMMAND_PROCESSES: '32',
+      KEEL_RUN_COMMAND_CPU_SECONDS: '60',
+      KEEL_RUN_COMMAND_FILE_MB: '100',
+      KEEL_RUN_COMMAND_TMP_MB: '64',
     });
     expect(config.runCommand).toEqual({
       allow: ['git'],
@@ -89,6 +94,7 @@ describe('run_command sandbox settings', () => {
       bwrapPath: '/opt/bwrap/bin/bwrap',
       network: true,
       readOnlyPaths: ['/opt/toolchain', '/srv/data/'],
+      limits: { memoryMb: 512, processes: 32, cpuSeconds: 60, fileMb: 100, tmpMb: 64 },
     });
     expect(workerConfigFromEnvironment(withKey).runCommand).toEqual({ allow: ['git'] });
   });
@@ -101,6 +107,16 @@ describe('run_command sandbox settings', () => {
       'KEEL_RUN_COMMAND_BWRAP must be an absolute path, not "bin/bwrap"',
     ],
     ['KEEL_RUN_COMMAND_NETWORK', 'maybe', 'KEEL_RUN_COMMAND_NETWORK must be "true" or "false", not "maybe"'],
+    [
+      'KEEL_RUN_COMMAND_MEMORY_MB',
+      '8',
+      'KEEL_RUN_COMMAND_MEMORY_MB must be a whole number of at least 16, not "8"',
+    ],
+    [
+      'KEEL_RUN_COMMAND_PROCESSES',
+      '2.5',
+      'KEEL_RUN_COMMAND_PROCESSES must be a whole number of at least 8, not "2.5"',
+    ],
     [
       'KEEL_RUN_COMMAND_READ_ONLY_PATHS',
       '/opt,tools',

@@ -14,6 +14,8 @@ export interface Ending {
   signalsAsCodes: boolean;
   /** Whether processes left running after a normal exit were found and stopped (and so are noted). */
   reportsLeftovers: boolean;
+  /** Lines after the exit code: the limits the command ran into. */
+  notes?: readonly string[];
 }
 
 /** The observation text: how it stopped, its exit, then stdout and stderr within `charLimit`. */
@@ -34,6 +36,7 @@ export function report(ending: Ending, charLimit: number): string {
       ? `exit code: ${code}${signalNote(code, ending.signalsAsCodes)}`
       : `exit: killed by signal ${signal}`,
   );
+  lines.push(...(ending.notes ?? []));
   if (!ending.complete)
     lines.push('note: output may be incomplete: a process that left its process group kept it open');
   const [outShare, errShare] = shares(ending.stdout.size, ending.stderr.size, charLimit);

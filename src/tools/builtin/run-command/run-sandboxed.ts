@@ -1,8 +1,13 @@
+import { constants as fsConstants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { ToolContext } from '../../define-tool.js';
 import { ToolError } from '../../tool-error.js';
+import type { Cgroups, CommandCgroup } from './cgroups.js';
 import type { Command } from './command.js';
+import { bytes, limitNotes } from './limits.js';
+import type { CommandLimits } from './limits.js';
 import { report } from './report.js';
 import { runProcess } from './run-process.js';
 import type { Halt } from './run-process.js';
@@ -26,7 +31,17 @@ export interface SandboxSettings {
   bwrap: string;
   mounts: readonly SandboxMount[];
   network: boolean;
+  limits: CommandLimits;
+  /** How each command gets a cgroup of its own for its memory and processes, or why none. */
+  cgroups: Cgroups;
 }
+
+/**
+ * The first process joins the command's cgroups and then becomes bubblewrap, so that everything in
+ * the sandbox is counted from its start; one that cannot join starts nothing.
+ */
+const JOIN_CGROUPS =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
 /** HOME inside the sandbox when the operator sets none: a private, empty tmpfs. */
 export const SANDBOX_HOME = '/home/keel';
@@ -44,11 +59,22 @@ export async function runSandboxed(
   context: ToolContext,
   charLimit: number,
 ): Promise<string> {
+  // Started through a shell that joins the cgroups, a missing bubblewrap would show as the shell's error.
+  await access(settings.bwrap, fsConstants.X_OK).catch((error: NodeJS.ErrnoException) => {
+    throw new ToolError(`Could not start bubblewrap (${settings.bwrap}): ${error.code ?? error.message}`);
+  });
   const entries = await openProtectedEntries(command.workspace, MAX_PROTECTED);
+  let cgroup: CommandCgroup | undefined;
   try {
-    return await runWithProtected(command, settings, context, charLimit, entries);
+    if (settings.cgroups.kind !== 'none')
+      cgroup = await settings.cgroups.create({
+        memoryBytes: bytes(settings.limits.memoryMb),
+        processes: settings.limits.processes,
+      });
+    return await runWithProtected(command, settings, context, charLimit, entries, cgroup);
   } finally {
     await Promise.all(entries.map((entry) => entry.handle.close()));
+    await cgroup?.remove();
   }
 }
 
@@ -59,24 +85,42 @@ async function runWithProtected(
   context: ToolContext,
   charLimit: number,
   entries: readonly ProtectedEntry[],
+  cgroup: CommandCgroup | undefined,
 ): Promise<string> {
   const home = command.home ?? SANDBOX_HOME;
-  const args = sandboxArguments({
+  const sandbox = sandboxArguments({
     mounts: settings.mounts,
     root: command.root,
     cwd: command.cwd.path,
     protected: entries.map((entry) => entry.path),
     home,
     network: settings.network,
+    limits: settings.limits,
+    memoryByCgroup: cgroup !== undefined,
     program: command.program,
     args: command.args,
   });
+  const [file, args] =
+    cgroup === undefined
+      ? [settings.bwrap, sandbox]
+      : [
+          '/bin/sh',
+          [
+            '-c',
+            JOIN_CGROUPS,
+            'keel-cgroup',
+            String(cgroup.procsFiles.length),
+            ...cgroup.procsFiles,
+            settings.bwrap,
+            ...sandbox,
+          ],
+        ];
   // readAll never rejects (a failed stream resolves with what it had), so waiting for it later is safe.
   // eslint-disable-next-line keel/no-unawaited-promise-variable
   let status: Promise<string> = Promise.resolve('');
   const outcome = await runProcess(
     {
-      file: settings.bwrap,
+      file,
       args,
       // bubblewrap passes its environment on; it holds nothing else, so no process in there shows more.
       env: { ...command.env, HOME: home },
@@ -106,8 +150,15 @@ async function runWithProtected(
     const reason = outcome.stderr.head.trim().split('\n')[0] || `exit code ${outcome.status.code}`;
     throw new ToolError(`The sandbox for ${command.program} did not start: ${reason}`);
   }
+  const hits = (await cgroup?.hits()) ?? { memory: false, processes: false };
+  const notes = limitNotes(
+    settings.limits,
+    hits,
+    outcome.status.code,
+    outcome.stderr.render('stderr', charLimit),
+  );
   return report(
-    { ...outcome, seconds: command.seconds, signalsAsCodes: true, reportsLeftovers: false },
+    { ...outcome, seconds: command.seconds, signalsAsCodes: true, reportsLeftovers: false, notes },
     charLimit,
   );
 }

@@ -1,4 +1,6 @@
 import type { SandboxMount } from './sandbox-mounts.js';
+import { bytes, rlimitLines } from './limits.js';
+import type { CommandLimits } from './limits.js';
 import { isInside } from '../../path-inside.js';
 
 /** Inside the sandbox, the working directory the worker opened and checked, bound by its descriptor. */
@@ -56,7 +58,7 @@ const LAUNCHER = [
   `  *) [ ! -e "$f" ] || [ -p "$f" ] || [ -c "$f" ] || { printf "f$n" >&${STATUS_FD}; exit ${LAUNCHER_REFUSED}; } ;;`,
   'esac; done',
   `printf r >&${STATUS_FD}; exec ${STATUS_FD}>&-; exec "$@"`,
-].join('\n');
+];
 
 /** What one sandboxed command needs. */
 export interface SandboxPlan {
@@ -73,6 +75,9 @@ export interface SandboxPlan {
   /** A private empty directory unless it lies in the workspace. */
   home: string;
   network: boolean;
+  limits: CommandLimits;
+  /** Whether a cgroup holds the command's memory (else each process gets an address-space limit). */
+  memoryByCgroup: boolean;
   program: string;
   args: readonly string[];
 }
@@ -83,6 +88,9 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     '--unshare-all', // user, pid, mount, ipc, uts, cgroup and network namespaces
     '--unshare-user',
     '--disable-userns', // no nested namespace to regain capabilities in
+    // A worker running as root would otherwise hand its capabilities on (reading any file, say).
+    '--cap-drop',
+    'ALL',
     ...(plan.network ? ['--share-net'] : []),
     '--die-with-parent', // the sandbox dies with the worker, and with bubblewrap when the command ends
     '--new-session',
@@ -93,8 +101,10 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     if (mount.kind === 'link') args.push('--symlink', mount.target, mount.path);
     else if (mount.kind === 'read-only') args.push('--ro-bind', mount.path, mount.path);
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  if (!isInside(plan.root, plan.home)) args.push('--tmpfs', plan.home);
+  // RAM-backed: unbounded, one command could fill the machine's memory through them.
+  const tmpSize = ['--size', String(bytes(plan.limits.tmpMb))];
+  args.push('--proc', '/proc', '--dev', '/dev', ...tmpSize, '--tmpfs', '/tmp');
+  if (!isInside(plan.root, plan.home)) args.push(...tmpSize, '--tmpfs', plan.home);
   for (const mount of plan.mounts)
     if (mount.kind === 'operator') args.push('--ro-bind', mount.path, mount.path);
   // Last but the cwd: a workspace inside any of the above is still the workspace, read-write.
@@ -113,7 +123,7 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     '--',
     '/bin/sh',
     '-c',
-    LAUNCHER,
+    [...rlimitLines(plan.limits, plan.memoryByCgroup), ...LAUNCHER].join('\n'),
     'keel-launcher',
     String(plan.protected.length),
     ...plan.protected.flatMap((entry) => [entry, mountInfoPath(entry)]),
