@@ -115,6 +115,28 @@ describe('run_command protected paths', () => {
     expect(readFileSync(path.join(odd, 'made.txt'), 'utf8')).toBe('y\n');
   });
 
+  it('removes a protected entry a command creates where none was, with what is in it, and says so', async () => {
+    await rm(path.join(root, '.git'), { recursive: true });
+    await rm(path.join(root, '.keel'), { recursive: true });
+    const result = outcome(
+      await sh(
+        'mkdir -p .git/hooks && printf "[core]\\n\\tfsmonitor = touch /tmp/pwned\\n" > .git/config && ' +
+          `ln -s ${JSON.stringify(path.join(base, 'outside'))} .keel && mkdir -p .GIT. ; echo made`,
+      ),
+    );
+    expect(result.text).toContain('made');
+    expect(result.text).toContain(
+      'note: it created ".git" at the workspace root, which is protected by the worker (pattern ".git"); it was removed',
+    );
+    expect(result.text).toContain('note: it created ".keel"');
+    expect(result.text).toContain('note: it created ".GIT."');
+    expect(existsSync(path.join(root, '.git'))).toBe(false);
+    expect(existsSync(path.join(root, '.GIT.'))).toBe(false);
+    // The link is gone, never what it led to.
+    expect(existsSync(path.join(root, '.keel'))).toBe(false);
+    expect(readFileSync(path.join(base, 'outside', 'secret.txt'), 'utf8')).toBe('outside-secret');
+  });
+
   it('lets a command write .git when the operator does not protect it', async () => {
     expect(text(await sh('echo "# one" >> .git/config', []))).toMatch(/^exit code: 0\n/);
     expect(config()).toContain('# one');

@@ -1,4 +1,4 @@
-import { readdir, readlink, realpath } from 'node:fs/promises';
+import { readdir, readlink, realpath, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { descriptorPath, entryPath, lstatIfExists } from '../../held-directory.js';
@@ -151,4 +151,29 @@ async function held(
     await handle.close();
     throw error;
   }
+}
+
+/** The names at the workspace root, of any kind (links too), that a protection pattern matches. */
+export async function protectedRootNames(workspace: Workspace): Promise<Set<string>> {
+  const names = await readdir(workspace.root);
+  return new Set(names.filter((name) => workspace.protection.protecting(name) !== undefined));
+}
+
+/**
+ * Removes each protected name at the workspace root that was not there before the command (`before`)
+ * and is now: a command may not create `.git` or `.keel` for git or Keel to use later. Called once
+ * every process of the command is gone, so nothing can use it meanwhile but concurrent commands in
+ * their own sandboxes. A link is removed, never what it leads to. Returns a note per removal.
+ */
+export async function removeCreatedProtected(workspace: Workspace, before: Set<string>): Promise<string[]> {
+  const notes: string[] = [];
+  for (const name of await protectedRootNames(workspace)) {
+    if (before.has(name)) continue;
+    await rm(path.join(workspace.root, name), { recursive: true, force: true });
+    notes.push(
+      `note: it created ${JSON.stringify(name)} at the workspace root, which is protected by the worker ` +
+        `(pattern ${JSON.stringify(workspace.protection.protecting(name))}); it was removed`,
+    );
+  }
+  return notes;
 }

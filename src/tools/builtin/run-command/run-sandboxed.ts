@@ -11,7 +11,7 @@ import type { CommandLimits } from './limits.js';
 import { report } from './report.js';
 import { runProcess } from './run-process.js';
 import type { Halt } from './run-process.js';
-import { openProtectedEntries } from './protected-entries.js';
+import { openProtectedEntries, protectedRootNames, removeCreatedProtected } from './protected-entries.js';
 import type { ProtectedEntry } from './protected-entries.js';
 import {
   INFO_FD,
@@ -63,16 +63,22 @@ export async function runSandboxed(
   await access(settings.bwrap, fsConstants.X_OK).catch((error: NodeJS.ErrnoException) => {
     throw new ToolError(`Could not start bubblewrap (${settings.bwrap}): ${error.code ?? error.message}`);
   });
+  const before = await protectedRootNames(command.workspace);
   const entries = await openProtectedEntries(command.workspace, MAX_PROTECTED);
   let cgroup: CommandCgroup | undefined;
+  let removed: string[] | undefined;
   try {
     if (settings.cgroups.kind !== 'none')
       cgroup = await settings.cgroups.create({
         memoryBytes: bytes(settings.limits.memoryMb),
         processes: settings.limits.processes,
       });
-    return await runWithProtected(command, settings, context, charLimit, entries, cgroup);
+    const observation = await runWithProtected(command, settings, context, charLimit, entries, cgroup);
+    removed = await removeCreatedProtected(command.workspace, before);
+    return removed.length === 0 ? observation : `${removed.join('\n')}\n${observation}`;
   } finally {
+    // A call that failed or was cancelled (its processes are gone by now) is cleaned up the same.
+    if (removed === undefined) await removeCreatedProtected(command.workspace, before).catch(() => undefined);
     await Promise.all(entries.map((entry) => entry.handle.close()));
     await cgroup?.remove();
   }
