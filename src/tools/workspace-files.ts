@@ -1,5 +1,6 @@
 import type { Dirent, Stats } from 'node:fs';
 import { mkdir, readlink } from 'node:fs/promises';
+import { takeParentsOwner } from './write-atomically.js';
 import path from 'node:path';
 import { describeFileKind } from './file-kind.js';
 import {
@@ -159,9 +160,13 @@ async function makeDirectories(workspace: Workspace, target: string, shown: stri
       .split(path.sep)
       .filter((part) => part !== '')) {
       const realPath = path.join(directory.path, name);
-      await mkdir(entryPath(directory, name)).catch((error: unknown) => {
-        if (errorCode(error) !== 'EEXIST') throw atRealPath(error, realPath);
-      });
+      const made = await mkdir(entryPath(directory, name)).then(
+        () => true,
+        (error: unknown) => {
+          if (errorCode(error) !== 'EEXIST') throw atRealPath(error, realPath);
+          return false;
+        },
+      );
       const next = await openHeldDirectory(
         workspace,
         entryPath(directory, name),
@@ -169,6 +174,7 @@ async function makeDirectories(workspace: Workspace, target: string, shown: stri
         shown,
         () => new WorkspaceError(`Not a directory: a parent of ${shown} is a file`),
       );
+      if (made) await takeParentsOwner(next.handle, directory);
       const previous = directory;
       directory = next;
       await previous.handle.close();

@@ -48,7 +48,7 @@ export async function writeAtomically(
         // open() filters the mode through the umask; a replaced file keeps exactly its own.
         await handle.chmod(mode);
         await keepOwner(handle, options.replacing);
-      }
+      } else await takeParentsOwner(handle, directory);
       await handle.sync();
     } finally {
       await handle.close();
@@ -85,6 +85,20 @@ async function placeExclusively(temporary: string, target: string, shown: string
 }
 
 /** Gives the new file the replaced file's owner where the worker may (as root); silently not elsewhere. */
+/**
+ * For a worker running as root, gives a new file or directory the owner of the directory it was made
+ * in, so that a workspace handed to an unprivileged user stays wholly theirs: `run_command` runs as
+ * that owner (see `sandboxUser`) and can change what the file tools wrote. Anyone else's new entries
+ * are theirs already.
+ */
+export async function takeParentsOwner(handle: FileHandle, parent: HeldDirectory): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const owner = await parent.handle.stat();
+  if (owner.uid === 0 && owner.gid === 0) return;
+  // Best effort, as for a replaced file: a file system without owners keeps the write.
+  await handle.chown(owner.uid, owner.gid).catch(() => undefined);
+}
+
 async function keepOwner(handle: FileHandle, replacing: Stats): Promise<void> {
   const current = await handle.stat();
   if (current.uid === replacing.uid && current.gid === replacing.gid) return;

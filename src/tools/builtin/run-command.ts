@@ -177,6 +177,7 @@ function sandboxSetup(
         mounts: SandboxSettings['mounts'];
         roots: string[];
         bwrap: string | undefined;
+        setpriv: string | undefined;
         cgroups: Cgroups;
       }>
     | undefined;
@@ -184,7 +185,8 @@ function sandboxSetup(
     const mounts = await sandboxMounts(readOnly);
     const bwrap =
       bwrapPath ?? (await findOnPath('bwrap', (process.env.PATH ?? '/usr/bin:/bin').split(path.delimiter)));
-    return { mounts, roots: await visibleRoots(mounts), bwrap, cgroups: await findCgroups() };
+    const setpriv = await findOnPath('setpriv', ['/usr/bin', '/bin', '/usr/sbin', '/sbin']);
+    return { mounts, roots: await visibleRoots(mounts), bwrap, setpriv, cgroups: await findCgroups() };
   };
   return {
     async settings(requested, program) {
@@ -193,7 +195,7 @@ function sandboxSetup(
         // A lookup that failed (say, /proc unreadable for a moment) is tried again by the next call.
         found.catch(() => (found = undefined));
       }
-      const { mounts, roots, bwrap, cgroups } = await found;
+      const { mounts, roots, bwrap, setpriv, cgroups } = await found;
       if (bwrap === undefined) {
         throw new ToolError(
           'run_command needs bubblewrap (bwrap) to sandbox commands, and it is not installed on the worker',
@@ -206,7 +208,7 @@ function sandboxSetup(
             `(${mounts.map((mount) => mount.path).join(', ')}); an operator can add its directory to KEEL_RUN_COMMAND_READ_ONLY_PATHS`,
         );
       }
-      return { bwrap, mounts, network: options.network ?? false, limits, cgroups };
+      return { bwrap, mounts, network: options.network ?? false, limits, cgroups, setpriv };
     },
   };
 }

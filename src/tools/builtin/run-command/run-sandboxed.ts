@@ -1,5 +1,5 @@
 import { constants as fsConstants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { ToolContext } from '../../define-tool.js';
@@ -34,6 +34,26 @@ export interface SandboxSettings {
   limits: CommandLimits;
   /** How each command gets a cgroup of its own for its memory and processes, or why none. */
   cgroups: Cgroups;
+  /** util-linux's `setpriv`, which a root worker starts bubblewrap through as the workspace's owner. */
+  setpriv: string | undefined;
+}
+
+/** Whom a command runs as, when not as the worker's own user. */
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * Whom a root worker runs commands in `root` as: the workspace root's owner when that is not root,
+ * so that host files are seen as another user's (not root's own: `/etc/shadow`) and what a command
+ * writes belongs to the workspace's owner. Undefined (the worker's own user, with no capabilities)
+ * for a worker that is not root, or a workspace that root owns.
+ */
+export async function sandboxUser(root: string): Promise<SandboxUser | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const owner = await stat(root);
+  return owner.uid === 0 ? undefined : { uid: owner.uid, gid: owner.gid };
 }
 
 /**
@@ -106,9 +126,28 @@ async function runWithProtected(
     program: command.program,
     args: command.args,
   });
+  const user = await sandboxUser(command.root);
+  if (user !== undefined && settings.setpriv === undefined)
+    throw new ToolError(
+      `run_command would run ${command.program} as the workspace's owner (uid ${user.uid}) and needs setpriv ` +
+        '(util-linux) on the worker for that; it is not installed',
+    );
+  // Root's privileges are dropped before bubblewrap starts, so its namespaces are an ordinary user's.
+  const bubblewrap =
+    user === undefined
+      ? [settings.bwrap, ...sandbox]
+      : [
+          settings.setpriv!,
+          `--reuid=${user.uid}`,
+          `--regid=${user.gid}`,
+          '--clear-groups',
+          '--',
+          settings.bwrap,
+          ...sandbox,
+        ];
   const [file, args] =
     cgroup === undefined
-      ? [settings.bwrap, sandbox]
+      ? [bubblewrap[0]!, bubblewrap.slice(1)]
       : [
           '/bin/sh',
           [
@@ -117,8 +156,7 @@ async function runWithProtected(
             'keel-cgroup',
             String(cgroup.procsFiles.length),
             ...cgroup.procsFiles,
-            settings.bwrap,
-            ...sandbox,
+            ...bubblewrap,
           ],
         ];
   // readAll never rejects (a failed stream resolves with what it had), so waiting for it later is safe.
