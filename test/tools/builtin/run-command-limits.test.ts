@@ -87,6 +87,7 @@ describe('run_command limits', () => {
       `df -k /tmp "$HOME" | tail -n +2; python3 -c "open('/tmp/fill', 'wb').write(b'x' * (40 * 1024**2))"; echo rc=$?`,
     );
     expect(text).toContain('No space left on device');
+    expect(text).toContain('limit: a write may have failed for want of space: /tmp and HOME hold 16 MB each');
     expect(text).toContain('rc=1');
     const sizes = [...text.matchAll(/^tmpfs\s+(\d+)/gmu)].map((match) => Number(match[1]));
     expect(sizes).toEqual([16 * 1024, 16 * 1024]);

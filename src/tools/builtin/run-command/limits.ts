@@ -84,8 +84,8 @@ export interface LimitHits {
 
 /**
  * Lines for the model naming each limit the command hit: from its cgroup's counters (memory,
- * processes), from how it ended (SIGXCPU, SIGXFSZ, as 128 + n) and, for a write refused with EFBIG,
- * from its stderr.
+ * processes), from how it ended (SIGXCPU, SIGXFSZ, as 128 + n) and, for a write refused with EFBIG
+ * or ENOSPC, from its stderr.
  */
 export function limitNotes(
   limits: CommandLimits,
@@ -114,6 +114,10 @@ export function limitNotes(
   else if (/File too large|EFBIG/u.test(stderr))
     notes.push(
       `limit: a write may have failed for a file larger than ${limits.fileMb} MB (${LIMIT_SETTINGS.fileMb})`,
+    );
+  if (/No space left on device|ENOSPC/u.test(stderr))
+    notes.push(
+      `limit: a write may have failed for want of space: /tmp and HOME hold ${limits.tmpMb} MB each (${LIMIT_SETTINGS.tmpMb}), or the workspace's disk is full`,
     );
   return notes;
 }
