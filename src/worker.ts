@@ -59,7 +59,8 @@ export async function checkRunCommandSandbox(
     logger.warn(
       'WARNING: run_command runs commands WITHOUT a sandbox (KEEL_RUN_COMMAND_SANDBOX=off): they run as the ' +
         "worker's user, see the whole host (the worker's environment and its API keys in /proc included), " +
-        'reach the network, and a process that leaves its session outlives the call and the worker.',
+        'reach the network, a process that leaves its session outlives the call and the worker, and no ' +
+        'limit (KEEL_RUN_COMMAND_MEMORY_MB, …_PROCESSES, …_CPU_SECONDS, …_FILE_MB, …_TMP_MB) applies.',
     );
     return;
   }

@@ -93,6 +93,18 @@ describe('run_command limits', () => {
     expect(sizes).toEqual([16 * 1024, 16 * 1024]);
   });
 
+  it('leaves no other RAM-backed place to fill: /dev/shm is bounded, the sandbox root and /dev read-only', async () => {
+    const text = await shell(
+      `df -k /dev/shm | tail -n +2; python3 -c "open('/dev/shm/fill', 'wb').write(b'x' * (40 * 1024**2))"; echo rc=$?; ` +
+        'echo x > /planted; echo x > /dev/planted; echo done',
+    );
+    expect(text).toMatch(/^tmpfs\s+16384\s/mu);
+    expect(text).toContain('No space left on device');
+    expect(text).toContain('rc=1');
+    expect(text).toContain('/planted: Read-only file system');
+    expect(text).toContain('/dev/planted: Read-only file system');
+  });
+
   it('runs an ordinary command unaffected under the defaults, and tells the model the limits', async () => {
     const text = await shell('python3 -c "print(sum(range(10**6)))"', { allow: ['sh', 'python3'] });
     expect(text).toContain('exit code: 0');

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -115,7 +115,7 @@ describe('run_command protected paths', () => {
     expect(readFileSync(path.join(odd, 'made.txt'), 'utf8')).toBe('y\n');
   });
 
-  it('removes a protected entry a command creates where none was, with what is in it, and says so', async () => {
+  it('moves aside a protected entry a command creates where none was, whole, and says so', async () => {
     await rm(path.join(root, '.git'), { recursive: true });
     await rm(path.join(root, '.keel'), { recursive: true });
     const result = outcome(
@@ -125,15 +125,18 @@ describe('run_command protected paths', () => {
       ),
     );
     expect(result.text).toContain('made');
-    expect(result.text).toContain(
-      'note: it created ".git" at the workspace root, which is protected by the worker (pattern ".git"); it was removed',
+    expect(result.text).toMatch(
+      /note: ".git" appeared at the workspace root while it ran, which is protected by the worker \(pattern ".git"\); it was moved to "keel-set-aside-[0-9a-f]{8}-\.git"/u,
     );
-    expect(result.text).toContain('note: it created ".keel"');
-    expect(result.text).toContain('note: it created ".GIT."');
-    expect(existsSync(path.join(root, '.git'))).toBe(false);
-    expect(existsSync(path.join(root, '.GIT.'))).toBe(false);
-    // The link is gone, never what it led to.
-    expect(existsSync(path.join(root, '.keel'))).toBe(false);
+    expect(result.text).toContain('note: ".keel" appeared');
+    expect(result.text).toContain('note: ".GIT." appeared');
+    const names = (await readdir(root)).sort();
+    expect(names).toHaveLength(3);
+    expect(names.every((name) => name.startsWith('keel-set-aside-'))).toBe(true);
+    // Set aside whole: the planted config is still there to look at, under a name git never reads.
+    const gitAside = names.find((name) => name.endsWith('-.git'))!;
+    expect(readFileSync(path.join(root, gitAside, 'config'), 'utf8')).toContain('fsmonitor');
+    // The link was moved, never what it leads to.
     expect(readFileSync(path.join(base, 'outside', 'secret.txt'), 'utf8')).toBe('outside-secret');
   });
 

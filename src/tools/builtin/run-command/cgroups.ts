@@ -1,4 +1,4 @@
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LimitHits } from './limits.js';
 
@@ -85,6 +85,7 @@ async function cgroupV2(membership: string): Promise<Cgroups | undefined> {
     await writeFile(path.join(base, 'cgroup.subtree_control'), '+memory +pids');
     if (!(await enabled())) return undefined;
   }
+  await sweep(base);
   const cgroups: Cgroups = {
     kind: 'v2',
     async create(limits) {
@@ -126,6 +127,7 @@ async function cgroupV1(membership: string): Promise<Cgroups | undefined> {
   if (!(await exists(path.join(memoryBase, 'memory.limit_in_bytes')))) return undefined;
   // The root cgroup has no pids.max of its own; its children do.
   if (!(await exists(path.join(pidsBase, 'cgroup.procs')))) return undefined;
+  await Promise.all([sweep(memoryBase), sweep(pidsBase)]);
   const cgroups: Cgroups = {
     kind: 'v1',
     async create(limits) {
@@ -163,6 +165,28 @@ async function cgroupV1(membership: string): Promise<Cgroups | undefined> {
   };
   await probe(cgroups);
   return cgroups;
+}
+
+/**
+ * Removes the command cgroups of workers that have ended (`keel-cmd-<pid>-…`, its pid gone): a worker
+ * killed mid-command leaves them, empty once the kernel ended their processes.
+ */
+async function sweep(directory: string): Promise<void> {
+  const names = await readdir(directory).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = Number(/^keel-cmd-(\d+)-/u.exec(name)?.[1]);
+    if (!(pid > 0) || pid === process.pid || alive(pid)) continue;
+    await removeDirectory(path.join(directory, name));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /** Makes and removes one cgroup: a way that cannot do that is no way. */

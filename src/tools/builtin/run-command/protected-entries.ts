@@ -1,4 +1,5 @@
-import { readdir, readlink, realpath, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, readlink, realpath, rename } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { descriptorPath, entryPath, lstatIfExists } from '../../held-directory.js';
@@ -160,19 +161,27 @@ export async function protectedRootNames(workspace: Workspace): Promise<Set<stri
 }
 
 /**
- * Removes each protected name at the workspace root that was not there before the command (`before`)
- * and is now: a command may not create `.git` or `.keel` for git or Keel to use later. Called once
- * every process of the command is gone, so nothing can use it meanwhile but concurrent commands in
- * their own sandboxes. A link is removed, never what it leads to. Returns a note per removal.
+ * Moves aside each protected name at the workspace root that was not there before the command
+ * (`before`) and is now, so that git or Keel never use a `.git` or `.keel` a command planted: it is
+ * renamed to `keel-set-aside-<random>-<name>` at the root. Renamed, never removed: a rename moves the
+ * entry itself, so a concurrent command that swaps a directory inside it for a link to the host
+ * cannot steer anything outside the workspace, and nothing is lost should someone else have made it
+ * meanwhile. Called once every process of the command is gone. Returns a note per entry.
  */
-export async function removeCreatedProtected(workspace: Workspace, before: Set<string>): Promise<string[]> {
+export async function setAsideCreatedProtected(workspace: Workspace, before: Set<string>): Promise<string[]> {
   const notes: string[] = [];
   for (const name of await protectedRootNames(workspace)) {
     if (before.has(name)) continue;
-    await rm(path.join(workspace.root, name), { recursive: true, force: true });
+    const aside = `keel-set-aside-${randomBytes(4).toString('hex')}-${name}`;
+    try {
+      await rename(path.join(workspace.root, name), path.join(workspace.root, aside));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
     notes.push(
-      `note: it created ${JSON.stringify(name)} at the workspace root, which is protected by the worker ` +
-        `(pattern ${JSON.stringify(workspace.protection.protecting(name))}); it was removed`,
+      `note: ${JSON.stringify(name)} appeared at the workspace root while it ran, which is protected by the ` +
+        `worker (pattern ${JSON.stringify(workspace.protection.protecting(name))}); it was moved to ${JSON.stringify(aside)}`,
     );
   }
   return notes;

@@ -11,7 +11,7 @@ import type { CommandLimits } from './limits.js';
 import { report } from './report.js';
 import { runProcess } from './run-process.js';
 import type { Halt } from './run-process.js';
-import { openProtectedEntries, protectedRootNames, removeCreatedProtected } from './protected-entries.js';
+import { openProtectedEntries, protectedRootNames, setAsideCreatedProtected } from './protected-entries.js';
 import type { ProtectedEntry } from './protected-entries.js';
 import {
   INFO_FD,
@@ -86,7 +86,7 @@ export async function runSandboxed(
   const before = await protectedRootNames(command.workspace);
   const entries = await openProtectedEntries(command.workspace, MAX_PROTECTED);
   let cgroup: CommandCgroup | undefined;
-  let removed: string[] | undefined;
+  let setAside: string[] | undefined;
   try {
     if (settings.cgroups.kind !== 'none')
       cgroup = await settings.cgroups.create({
@@ -94,11 +94,12 @@ export async function runSandboxed(
         processes: settings.limits.processes,
       });
     const observation = await runWithProtected(command, settings, context, charLimit, entries, cgroup);
-    removed = await removeCreatedProtected(command.workspace, before);
-    return removed.length === 0 ? observation : `${removed.join('\n')}\n${observation}`;
+    setAside = await setAsideCreatedProtected(command.workspace, before);
+    return setAside.length === 0 ? observation : `${setAside.join('\n')}\n${observation}`;
   } finally {
     // A call that failed or was cancelled (its processes are gone by now) is cleaned up the same.
-    if (removed === undefined) await removeCreatedProtected(command.workspace, before).catch(() => undefined);
+    if (setAside === undefined)
+      await setAsideCreatedProtected(command.workspace, before).catch(() => undefined);
     await Promise.all(entries.map((entry) => entry.handle.close()));
     await cgroup?.remove();
   }

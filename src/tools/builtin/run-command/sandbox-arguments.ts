@@ -101,9 +101,20 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
     if (mount.kind === 'link') args.push('--symlink', mount.target, mount.path);
     else if (mount.kind === 'read-only') args.push('--ro-bind', mount.path, mount.path);
   }
-  // RAM-backed: unbounded, one command could fill the machine's memory through them.
+  // RAM-backed: unbounded, one command could fill the machine's memory through them (/dev/shm too).
   const tmpSize = ['--size', String(bytes(plan.limits.tmpMb))];
-  args.push('--proc', '/proc', '--dev', '/dev', ...tmpSize, '--tmpfs', '/tmp');
+  args.push(
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    ...tmpSize,
+    '--tmpfs',
+    '/dev/shm',
+    ...tmpSize,
+    '--tmpfs',
+    '/tmp',
+  );
   if (!isInside(plan.root, plan.home)) args.push(...tmpSize, '--tmpfs', plan.home);
   for (const mount of plan.mounts)
     if (mount.kind === 'operator') args.push('--ro-bind', mount.path, mount.path);
@@ -117,6 +128,8 @@ export function sandboxArguments(plan: SandboxPlan): string[] {
   // --ro-bind of /proc/self/fd/N would mount whatever the directory's path leads to by then;
   // --ro-bind-fd checks that the mount is the held directory.
   args.push('--ro-bind-fd', String(CWD_FD), CWD_REFERENCE);
+  // bubblewrap's root and /dev are tmpfs too, unbounded: nothing may be written there but /dev/shm.
+  args.push('--remount-ro', '/dev', '--remount-ro', '/');
   args.push(
     '--chdir',
     plan.cwd,
