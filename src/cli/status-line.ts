@@ -47,6 +47,14 @@ const FRAME_MS = 100;
 const CLEAR_LINE = '\r\u001b[2K';
 const DIM = '\u001b[2m';
 const RESET = '\u001b[0m';
+/**
+ * Auto-wrap off while the status line is written, on again after (DECAWM): a line drawn at the old
+ * width after the terminal narrowed but before this process heard of it (SIGWINCH comes later, on a
+ * loaded machine much later) is cut at the margin instead of wrapping onto rows that the redraw after
+ * the resize would not know to clear.
+ */
+const NO_WRAP = '\u001b[?7l';
+const WRAP = '\u001b[?7h';
 
 /** What the run is doing, as the status line says it. */
 export function phaseOf(state: RunState | undefined): string {
@@ -257,7 +265,7 @@ class StatusLine implements ProgressDisplay {
         ? cutToWidth(`${prefix}${statusText(this.#state, Date.now() - this.#since)}`, this.#columns() - 1)
         : // The newest words matter while the model writes: the line's end is shown, not its start.
           `${prefix}${tailToWidth(this.#typing, this.#columns() - 1 - displayWidth(prefix))}`;
-    this.#out.write(`${CLEAR_LINE}${DIM}${text}${RESET}`);
+    this.#out.write(`${CLEAR_LINE}${NO_WRAP}${DIM}${text}${RESET}${WRAP}`);
     this.#shown = true;
     this.#drawnWidth = displayWidth(text);
   }
