@@ -257,6 +257,7 @@ export const workerVariables = {
   KEEL_RUN_COMMAND_CPU_SECONDS: optionalNumber(1, true),
   KEEL_RUN_COMMAND_FILE_MB: optionalNumber(1, true),
   KEEL_RUN_COMMAND_TMP_MB: optionalNumber(1, true),
+  KEEL_RUN_COMMAND_WORKSPACE_MB: optionalNumber(1, true),
   KEEL_HTTP_ALLOW_HOSTS: optionalList,
   KEEL_HTTP_ALLOW_PRIVATE: flagOr(false),
   KEEL_HTTP_ALLOW_POST: flagOr(false),
@@ -409,6 +410,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
               ...defined('cpuSeconds', values.KEEL_RUN_COMMAND_CPU_SECONDS),
               ...defined('fileMb', values.KEEL_RUN_COMMAND_FILE_MB),
               ...defined('tmpMb', values.KEEL_RUN_COMMAND_TMP_MB),
+              ...defined('workspaceMb', values.KEEL_RUN_COMMAND_WORKSPACE_MB),
             }),
           },
     httpFetch:

@@ -98,7 +98,7 @@ export function createRunCommandTool(options: RunCommandOptions, source: Workspa
       (sandbox === undefined
         ? ''
         : `Commands run in a sandbox that sees only the workspace and read-only system directories, with an empty HOME and /tmp${options.network === true ? '' : ' and no network'}; every process a command starts ends with it. ` +
-          `A command may use ${limits.memoryMb} MB of memory, ${limits.processes} processes and ${limits.tmpMb} MB in /tmp. `) +
+          `A command may use ${limits.memoryMb} MB of memory, ${limits.processes} processes, ${limits.tmpMb} MB in /tmp and ${limits.workspaceMb} MB of new disk space in the workspace. `) +
       `A command still running after ${timeout} seconds is killed with every process it started.`,
     schema: z.object({
       program: z.string().min(1).describe(`The program to run, one of: ${names}.`),

@@ -23,7 +23,10 @@ afterAll(async () => {
 
 const options: RunCommandOptions = {
   allow: ['sh', 'python3'],
-  limits: { memoryMb: 256, processes: 64, cpuSeconds: 3, fileMb: 64, tmpMb: 16 },
+  // Both the file bomb and the workspace bomb write to the workspace's filesystem, and each one's
+  // watch counts the other's writes: the cap leaves the file bomb's 64 MB room for 12 of the
+  // workspace bomb's 16 MB files, more than it writes while one dd writes 64 MB.
+  limits: { memoryMb: 256, processes: 64, cpuSeconds: 3, fileMb: 64, tmpMb: 16, workspaceMb: 256 },
 };
 
 /**
@@ -36,6 +39,8 @@ const hostile = {
   cpu: 'python3 -c "while True: pass"',
   file: 'dd if=/dev/zero of=big bs=1M count=100',
   tmp: `python3 -c "open('/tmp/fill', 'wb').write(b'x' * (40 * 1024**2))"`,
+  workspace:
+    'i=0; while [ $i -lt 100 ]; do dd if=/dev/zero of=part$i bs=1M count=16 status=none; i=$((i + 1)); sleep 0.02; done; echo wrote all',
 } as const;
 
 type Hostile = keyof typeof hostile;
@@ -186,6 +191,10 @@ describe('run_command limits through a real worker', () => {
       'limit: it was stopped for writing a file larger than 64 MB (KEEL_RUN_COMMAND_FILE_MB)',
     );
     expect(seen.get('hostile_tmp')).toContain('No space left on device');
+    expect(seen.get('hostile_workspace')).toContain(
+      "limit: it was stopped for growing the workspace's disk use by more than 256 MB while it ran (KEEL_RUN_COMMAND_WORKSPACE_MB)",
+    );
+    expect(seen.get('hostile_workspace')).not.toContain('wrote all');
     // The bomb asks for 4 GiB: half of that is room for whatever else the machine does meanwhile.
     expect(availableAtStart - lowestAvailable).toBeLessThan(2048);
   }, 120_000);

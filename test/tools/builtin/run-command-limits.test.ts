@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -80,6 +80,22 @@ describe('run_command limits', () => {
     );
     const refused = await shell(`python3 -c "open('big2', 'wb').write(b'x' * (100 * 1024**2))"`);
     expect(refused).toContain('limit: a write may have failed for a file larger than 64 MB');
+  });
+
+  it('stops a command that grows the workspace past its cap, though each file is under the file limit', async () => {
+    // 8 MB files, one every 50 ms: up to 800 MB in all against a cap of 48 MB.
+    const text = await shell(
+      'i=0; while [ $i -lt 100 ]; do dd if=/dev/zero of=part$i bs=1M count=8 status=none; i=$((i + 1)); sleep 0.05; done; echo wrote all',
+      { ...options, limits: { ...options.limits, workspaceMb: 48 }, timeoutSeconds: 60 },
+    );
+    expect(text).toMatch(/^stopped: it went over a limit \(below\), so it was killed \(SIGTERM/mu);
+    expect(text).toContain(
+      "limit: it was stopped for growing the workspace's disk use by more than 48 MB while it ran (KEEL_RUN_COMMAND_WORKSPACE_MB)",
+    );
+    expect(text).not.toContain('wrote all');
+    const parts = (await readdir(root)).filter((name) => name.startsWith('part'));
+    expect(parts.length).toBeGreaterThan(4);
+    expect(parts.length).toBeLessThan(100);
   });
 
   it('gives /tmp and HOME a bounded size, not half the machine’s memory', async () => {

@@ -87,6 +87,7 @@ describe('run_command sandbox settings', () => {
       KEEL_RUN_COMMAND_CPU_SECONDS: '60',
       KEEL_RUN_COMMAND_FILE_MB: '100',
       KEEL_RUN_COMMAND_TMP_MB: '64',
+      KEEL_RUN_COMMAND_WORKSPACE_MB: '900',
     });
     expect(config.runCommand).toEqual({
       allow: ['git'],
@@ -94,7 +95,7 @@ describe('run_command sandbox settings', () => {
       bwrapPath: '/opt/bwrap/bin/bwrap',
       network: true,
       readOnlyPaths: ['/opt/toolchain', '/srv/data/'],
-      limits: { memoryMb: 512, processes: 32, cpuSeconds: 60, fileMb: 100, tmpMb: 64 },
+      limits: { memoryMb: 512, processes: 32, cpuSeconds: 60, fileMb: 100, tmpMb: 64, workspaceMb: 900 },
     });
     expect(workerConfigFromEnvironment(withKey).runCommand).toEqual({ allow: ['git'] });
   });

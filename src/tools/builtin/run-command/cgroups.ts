@@ -39,9 +39,16 @@ const unique = (): string => `keel-cmd-${process.pid}-${Date.now().toString(36)}
  * v2 where the worker's own cgroup can hand out the `memory` and `pids` controllers (delegated to it,
  * or the worker is root in a container), moving the worker into a leaf of its own first when its
  * cgroup holds processes; cgroup v1 where the worker may make cgroups under its own in the `memory`
- * and `pids` hierarchies (as root). Each way is tried by making and removing one cgroup.
+ * and `pids` hierarchies (as root). Each way is tried by making and removing one cgroup. Found once
+ * per process (it never rejects: what fails is the reason there is none).
  */
-export async function findCgroups(): Promise<Cgroups> {
+export function findCgroups(): Promise<Cgroups> {
+  // Once per process: the worker's start-up check and each run_command tool share what it found.
+  return (found ??= discover());
+}
+let found: Promise<Cgroups> | undefined;
+
+async function discover(): Promise<Cgroups> {
   const membership = await readFile('/proc/self/cgroup', 'utf8').catch(() => '');
   const reasons: string[] = [];
   try {
@@ -82,8 +89,18 @@ async function cgroupV2(membership: string): Promise<Cgroups | undefined> {
     const leaf = path.join(base, WORKER_LEAF);
     await mkdir(leaf, { recursive: true });
     await writeFile(path.join(leaf, 'cgroup.procs'), String(process.pid));
-    await writeFile(path.join(base, 'cgroup.subtree_control'), '+memory +pids');
-    if (!(await enabled())) return undefined;
+    let handedOut = false;
+    try {
+      await writeFile(path.join(base, 'cgroup.subtree_control'), '+memory +pids');
+      handedOut = await enabled();
+    } finally {
+      // Not possible after all (EBUSY: another process shares the cgroup): the worker goes back where it was.
+      if (!handedOut) {
+        await writeFile(path.join(base, 'cgroup.procs'), String(process.pid)).catch(() => undefined);
+        await rmdir(leaf).catch(() => undefined);
+      }
+    }
+    if (!handedOut) return undefined;
   }
   await sweep(base);
   const cgroups: Cgroups = {

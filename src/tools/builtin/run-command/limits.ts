@@ -16,6 +16,11 @@ export interface CommandLimits {
   fileMb: number;
   /** Size of the private tmpfs at /tmp, and of the one at HOME. */
   tmpMb: number;
+  /**
+   * How much the free space of the workspace's filesystem may shrink while the command runs before
+   * it is stopped: a growth cap on what it writes there, watched, not a quota (see `disk-watch.ts`).
+   */
+  workspaceMb: number;
 }
 
 /** The limits a worker gives each command unless its operator says otherwise (docs/safety.md). */
@@ -25,6 +30,7 @@ export const DEFAULT_LIMITS: CommandLimits = {
   cpuSeconds: 600,
   fileMb: 1_024,
   tmpMb: 256,
+  workspaceMb: 4_096,
 };
 
 /** Which setting names each limit, for errors and for what the model is told. */
@@ -34,6 +40,7 @@ export const LIMIT_SETTINGS: Record<keyof CommandLimits, string> = {
   cpuSeconds: 'KEEL_RUN_COMMAND_CPU_SECONDS',
   fileMb: 'KEEL_RUN_COMMAND_FILE_MB',
   tmpMb: 'KEEL_RUN_COMMAND_TMP_MB',
+  workspaceMb: 'KEEL_RUN_COMMAND_WORKSPACE_MB',
 };
 
 /** The defaults with the operator's limits over them; every one a positive integer. */
@@ -80,11 +87,13 @@ export function rlimitLines(limits: CommandLimits, memoryByCgroup: boolean): str
 export interface LimitHits {
   memory: boolean;
   processes: boolean;
+  /** The workspace's filesystem lost more than `workspaceMb` while it ran, so it was stopped. */
+  workspace?: boolean;
 }
 
 /**
  * Lines for the model naming each limit the command hit: from its cgroup's counters (memory,
- * processes), from how it ended (SIGXCPU, SIGXFSZ, as 128 + n) and, for a write refused with EFBIG
+ * processes), from the workspace's disk watch, from how it ended (SIGXCPU, SIGXFSZ, as 128 + n) and, for a write refused with EFBIG
  * or ENOSPC, from its stderr.
  */
 export function limitNotes(
@@ -101,6 +110,10 @@ export function limitNotes(
   if (hits.processes)
     notes.push(
       `limit: a process or thread could not start: the command reached its limit of ${limits.processes} at once (${LIMIT_SETTINGS.processes})`,
+    );
+  if (hits.workspace === true)
+    notes.push(
+      `limit: it was stopped for growing the workspace's disk use by more than ${limits.workspaceMb} MB while it ran (${LIMIT_SETTINGS.workspaceMb}); what it wrote is still there`,
     );
   if (exitCode === 128 + 24)
     notes.push(

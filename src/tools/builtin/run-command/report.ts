@@ -4,7 +4,7 @@ import type { Capture } from './capture.js';
 /** How a command ended, as {@link report} renders it for the model. */
 export interface Ending {
   status: { code: number | null; signal: NodeJS.Signals | null };
-  stoppedBy: 'timeout' | 'cancelled' | undefined;
+  stoppedBy: 'timeout' | 'cancelled' | 'limit' | undefined;
   seconds: number;
   signals: readonly NodeJS.Signals[];
   complete: boolean;
@@ -26,6 +26,8 @@ export function report(ending: Ending, charLimit: number): string {
     lines.push(
       `stopped: still running after ${ending.seconds} second${ending.seconds === 1 ? '' : 's'}, so it was ${killed} with every process it started`,
     );
+  else if (ending.stoppedBy === 'limit')
+    lines.push(`stopped: it went over a limit (below), so it was ${killed} with every process it started`);
   else if (ending.stoppedBy === 'cancelled')
     lines.push(`stopped: the call was cancelled, so it was ${killed} with every process it started`);
   else if (ending.reportsLeftovers && ending.signals.length > 0)

@@ -21,6 +21,8 @@ export interface Launch {
   name: string;
   /** How long the output may take to end once every process is gone. */
   closeWaitMs: number;
+  /** Resolves when the command has gone over a limit that the worker watches, to stop it then. */
+  overLimit?: Promise<void>;
 }
 
 /**
@@ -33,7 +35,7 @@ export type Halt = (running: boolean) => Promise<NodeJS.Signals[]>;
 /** What {@link runProcess} saw. */
 export interface Outcome {
   status: { code: number | null; signal: NodeJS.Signals | null };
-  stoppedBy: 'timeout' | 'cancelled' | undefined;
+  stoppedBy: 'timeout' | 'cancelled' | 'limit' | undefined;
   signals: NodeJS.Signals[];
   complete: boolean;
   stdout: Capture;
@@ -90,13 +92,14 @@ export async function runProcess(
   }
   beat();
 
-  let reason: 'timeout' | 'cancelled' | undefined;
+  let reason: Outcome['stoppedBy'];
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const timer = setTimeout(() => ((reason ??= 'timeout'), stop()), launch.seconds * 1000);
   const onAbort = (): void => ((reason ??= 'cancelled'), stop());
   context.signal.addEventListener('abort', onAbort, { once: true });
   if (context.signal.aborted) onAbort();
+  void launch.overLimit?.then(() => ((reason ??= 'limit'), stop()));
   try {
     await Promise.race([exited, stopped]);
   } finally {

@@ -6,6 +6,7 @@ import type { ToolContext } from '../../define-tool.js';
 import { ToolError } from '../../tool-error.js';
 import type { Cgroups, CommandCgroup } from './cgroups.js';
 import type { Command } from './command.js';
+import { watchDisk } from './disk-watch.js';
 import { bytes, limitNotes } from './limits.js';
 import type { CommandLimits } from './limits.js';
 import { report } from './report.js';
@@ -163,6 +164,7 @@ async function runWithProtected(
   // readAll never rejects (a failed stream resolves with what it had), so waiting for it later is safe.
   // eslint-disable-next-line keel/no-unawaited-promise-variable
   let status: Promise<string> = Promise.resolve('');
+  const disk = await watchDisk(command.root, bytes(settings.limits.workspaceMb));
   const outcome = await runProcess(
     {
       file,
@@ -176,6 +178,7 @@ async function runWithProtected(
       extraStdio: ['pipe', 'pipe', command.cwd.handle.fd, ...entries.map((entry) => entry.handle.fd)],
       name: command.program,
       closeWaitMs: SANDBOX_CLOSE_WAIT_MS,
+      overLimit: disk.exceeded,
     },
     context,
     charLimit,
@@ -184,7 +187,7 @@ async function runWithProtected(
       status = readAll(child.stdio[STATUS_FD] as Readable);
       return sandboxHalt(child);
     },
-  );
+  ).finally(() => disk.stop());
   const launcherStatus = await status;
   if (outcome.status.code === LAUNCHER_REFUSED) {
     const refusal = launcherRefusal(launcherStatus, command);
@@ -195,7 +198,10 @@ async function runWithProtected(
     const reason = outcome.stderr.head.trim().split('\n')[0] || `exit code ${outcome.status.code}`;
     throw new ToolError(`The sandbox for ${command.program} did not start: ${reason}`);
   }
-  const hits = (await cgroup?.hits()) ?? { memory: false, processes: false };
+  const hits = {
+    ...((await cgroup?.hits()) ?? { memory: false, processes: false }),
+    workspace: outcome.stoppedBy === 'limit' && disk.hit(),
+  };
   const notes = limitNotes(
     settings.limits,
     hits,
