@@ -40,9 +40,9 @@ export async function watchDisk(directory: string, capBytes: number): Promise<Di
       signal();
       return;
     }
-    timer = setTimeout(() => void check(), DISK_WATCH_INTERVAL_MS);
+    timer = setTimeout(() => check().catch(() => undefined), DISK_WATCH_INTERVAL_MS);
   };
-  if (start !== undefined) timer = setTimeout(() => void check(), DISK_WATCH_INTERVAL_MS);
+  if (start !== undefined) timer = setTimeout(() => check().catch(() => undefined), DISK_WATCH_INTERVAL_MS);
   return {
     exceeded,
     hit: () => hit,

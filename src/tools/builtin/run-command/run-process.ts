@@ -99,7 +99,10 @@ export async function runProcess(
   const onAbort = (): void => ((reason ??= 'cancelled'), stop());
   context.signal.addEventListener('abort', onAbort, { once: true });
   if (context.signal.aborted) onAbort();
-  void launch.overLimit?.then(() => ((reason ??= 'limit'), stop()));
+  launch.overLimit?.then(
+    () => ((reason ??= 'limit'), stop()),
+    () => undefined,
+  );
   try {
     await Promise.race([exited, stopped]);
   } finally {
