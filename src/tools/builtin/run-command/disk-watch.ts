@@ -40,9 +40,15 @@ export async function watchDisk(directory: string, capBytes: number): Promise<Di
       signal();
       return;
     }
-    timer = setTimeout(() => check().catch(() => undefined), DISK_WATCH_INTERVAL_MS);
+    schedule();
   };
-  if (start !== undefined) timer = setTimeout(() => check().catch(() => undefined), DISK_WATCH_INTERVAL_MS);
+  // check() cannot reject (a failed statfs reads as unknown), but a rejection would only end the watch.
+  const schedule = (): void => {
+    timer = setTimeout(() => {
+      check().catch(() => undefined);
+    }, DISK_WATCH_INTERVAL_MS);
+  };
+  if (start !== undefined) schedule();
   return {
     exceeded,
     hit: () => hit,
