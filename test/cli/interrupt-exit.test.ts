@@ -15,10 +15,11 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((terminal) => terminal.close()));
 });
 
-// Each `npx keel` here runs the TypeScript source through tsx, a compile of the CLI's whole import
-// graph, and `keel worker` from source bundles the workflows with webpack at start: 15–25 s of CPU
-// alone, which a machine running two CI jobs at once stretched past the terminal tier's 30 s (both
-// such runs failed two of these). What is tested is the exit code, not that start-up: it gets room.
+// `npx keel` runs dist/ when it is the build of the current source (the global set-up builds it), else
+// the TypeScript source through tsx, a compile of the CLI's whole import graph, and then `keel worker`
+// bundles the workflows with webpack at start: 15–25 s of CPU alone, which a machine running two CI
+// jobs at once stretched past the terminal tier's 30 s. What is tested is the exit code, not that
+// start-up: it gets room either way.
 const STARTUP_MS = 100_000;
 
 describe('the exit code after Ctrl-C in a terminal', { timeout: 150_000 }, () => {
