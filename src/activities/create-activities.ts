@@ -69,6 +69,8 @@ export interface ActivityDependencies {
   budgets?: Partial<RunBudgets>;
   /** Model prices for cost budgets (`KEEL_MODEL_PRICES`). */
   prices?: Record<string, ModelPrice>;
+  /** How runs that name none keep their conversation (`KEEL_CONVERSATION`). */
+  conversation?: 'chained' | 'stateless';
   /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
   modelLimiter?: ModelPacer;
   /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
@@ -131,6 +133,7 @@ export function createActivities(dependencies: ActivityDependencies) {
         searchAttributes: dependencies.searchAttributes ?? false,
         ...(dependencies.budgets !== undefined ? { budgets: dependencies.budgets } : {}),
         ...(dependencies.prices !== undefined ? { prices: dependencies.prices } : {}),
+        ...(dependencies.conversation !== undefined ? { conversation: dependencies.conversation } : {}),
         ...(agents.size > 0 ? { agents: [...agents.keys()] } : {}),
         ...(agent !== undefined ? { agent } : {}),
         ...(dependencies.workspaceAffinity !== undefined

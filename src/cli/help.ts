@@ -57,6 +57,9 @@ TEMPORAL_ADDRESS and no worker polling the task queue, it says so and waits for 
   --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
   --session              stay open after the answer for \`keel send\` messages; following stops at
                          each answer
+  --conversation <mode>  chained (the model server keeps the conversation; default) or stateless
+                         (the run sends it whole each turn, for servers that keep none);
+                         default: the worker's KEEL_CONVERSATION
   --instructions <text>  system instructions${COMMON}`,
   chat: `Usage: keel chat [<session id>] [options]
 
@@ -71,6 +74,7 @@ Ctrl-C at an empty prompt leaves it open for later.
   --max-turns <n>        model turns before the session stops
   --tools <a,b>          tools to offer (default: all the worker has)
   --approve <a,b>        tools whose calls wait for your approval (asked inline)
+  --conversation <mode>  chained or stateless (default: the worker's KEEL_CONVERSATION)
   --instructions <text>  system instructions${COMMON}`,
   worker: `Usage: keel worker [options]
 

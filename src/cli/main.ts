@@ -27,6 +27,7 @@ const OPTIONS = {
   query: { type: 'string' },
   approve: { type: 'string' },
   session: { type: 'boolean' },
+  conversation: { type: 'string' },
   args: { type: 'string' },
   note: { type: 'string' },
   reason: { type: 'string' },
@@ -52,8 +53,20 @@ const OPTIONS = {
 
 /** Which options each command accepts, beyond the common ones. */
 const ACCEPTS: Record<string, string[]> = {
-  run: ['demo', 'detach', 'id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'session'],
-  chat: ['id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve'],
+  run: [
+    'demo',
+    'detach',
+    'id',
+    'agent',
+    'model',
+    'max-turns',
+    'tools',
+    'instructions',
+    'approve',
+    'session',
+    'conversation',
+  ],
+  chat: ['id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'conversation'],
   worker: ['tools'],
   status: [],
   follow: ['stream', 'from'],
@@ -298,6 +311,7 @@ const FLAG_OF: Partial<Record<string, string>> = {
   maxTurns: '--max-turns',
   tools: '--tools',
   approvalTools: '--approve',
+  conversation: '--conversation',
 };
 
 /** The run input from `keel run`'s arguments, checked against the contract's schema: a bad one is a usage error. */
@@ -318,6 +332,10 @@ async function runInput(
   if (typeof values.tools === 'string') input.tools = names(values.tools, '--tools');
   if (typeof values.approve === 'string') input.approvalTools = names(values.approve, '--approve');
   if (values.session === true) input.session = true;
+  // The model server keeps the conversation (chained) or the run does (stateless); without the flag,
+  // the worker's KEEL_CONVERSATION decides.
+  if (typeof values.conversation === 'string')
+    input.conversation = values.conversation as RunInputArgs['conversation'];
   const parsed = RunInput.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => {

@@ -7,6 +7,7 @@ export const MODEL_FAILURE_TYPES = [
   'ModelError.ClientError',
   'ModelError.Conflict',
   'ModelError.Connection',
+  'ModelError.ConversationNotContinued',
   'ModelError.CreateTimeout',
   'ModelError.NotFound',
   'ModelError.PermissionDenied',

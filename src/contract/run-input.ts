@@ -172,9 +172,9 @@ export const RunInput = z
       ),
     conversation: z
       .enum(['chained', 'stateless'])
-      .default('chained')
+      .optional()
       .describe(
-        'chained: the model server keeps the conversation (previous_response_id). stateless: store=false, the run keeps every item itself (zero data retention).',
+        "chained: the model server keeps the conversation (previous_response_id). stateless: store=false, the run keeps every item itself (zero data retention). Default: the worker's KEEL_CONVERSATION, else chained.",
       ),
     continueAsNewAfterTurns: z
       .number()

@@ -32,6 +32,8 @@ export const WorkerProfile = z.object({
   searchAttributes: z.boolean().optional(),
   /** Budgets the worker's operator set for runs that set none. Absent in older histories. */
   budgets: RunBudgets.partial().optional(),
+  /** How runs that name none keep their conversation (`KEEL_CONVERSATION`); chained when absent. */
+  conversation: z.enum(['chained', 'stateless']).optional(),
   /** US dollars per million tokens, by model name, for cost budgets (`KEEL_MODEL_PRICES`). */
   prices: z.record(z.string(), ModelPrice).optional(),
   /** The names of the agents the worker offers. Absent in older histories and on workers without agents. */

@@ -6,6 +6,7 @@ import type { FunctionToolParam } from './responses-tools.js';
 import { runBackgroundResponse } from './background.js';
 import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';
+import { ModelError } from './model-error.js';
 import { parseResponse } from './parse-response.js';
 import { readResponseEvents, readResponseJson } from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
@@ -47,13 +48,12 @@ export async function callResponses(
   // Background mode needs stored responses, so a stateless turn (`store: false`) is always foreground.
   if (options.background !== undefined && !stateless) {
     const signal = options.signal ?? new AbortController().signal;
-    return parseResponse(
-      await runBackgroundResponse(client, params, {
-        ...options.background,
-        signal,
-        ...(options.sink !== undefined ? { sink: options.sink } : {}),
-      }),
-    );
+    const response = await runBackgroundResponse(client, params, {
+      ...options.background,
+      signal,
+      ...(options.sink !== undefined ? { sink: options.sink } : {}),
+    });
+    return parseResponse(continued(params, response));
   }
   // Temporal retries a model turn: the SDK's own retries, whatever the client says, would multiply
   // attempts and hide failures from history.
@@ -64,10 +64,36 @@ export async function callResponses(
   };
   if (options.sink !== undefined) {
     const streamed = await streamTurn(client, params, requestOptions, options.sink, options.onStreamFallback);
-    return parseResponse(streamed, { keepItems: stateless });
+    return parseResponse(continued(params, streamed), { keepItems: stateless });
   }
   const response = await client.responses.create(params, requestOptions);
-  return parseResponse(response, { keepItems: stateless });
+  return parseResponse(continued(params, response), { keepItems: stateless });
+}
+
+/**
+ * `response`, when it continued the conversation the request asked it to continue; otherwise a
+ * {@link ModelError} that fails the run at once. A server that keeps no conversation (a
+ * chat-completions bridge such as LiteLLM without a database, Ollama, llama.cpp's server) ignores
+ * `previous_response_id` and answers the newest input alone: without the task and every turn
+ * before, so a run would go on blind until its limits. OpenAI (and Azure, vLLM) echo the id they
+ * continued; anything else (another id, `null`, none) means the conversation was not continued.
+ */
+export function continued(params: { previous_response_id?: string | null }, response: Response): Response {
+  const asked = params.previous_response_id;
+  if (asked === undefined || asked === null) return response;
+  const answered = (response as { previous_response_id?: unknown }).previous_response_id;
+  if (answered === asked) return response;
+  throw new ModelError(
+    'ModelError.ConversationNotContinued',
+    `The model server did not continue the conversation: this turn continues response ${asked} ` +
+      `(previous_response_id), and its answer ${response.id} continues ` +
+      `${typeof answered === 'string' ? answered : 'nothing'}. The model saw only this turn's input, not ` +
+      'the task or the turns before it. The server keeps no conversation (as LiteLLM without a database, ' +
+      'Ollama and llama.cpp do): set KEEL_CONVERSATION=stateless on the worker (or ' +
+      'conversation "stateless" in the run input, keel run --conversation stateless), which sends the whole ' +
+      'conversation every turn.',
+    false,
+  );
 }
 
 /**

@@ -159,6 +159,11 @@ export const KeelOptions = z.strictObject({
   /** US dollars per million tokens by model (`KEEL_MODEL_PRICES`), for cost budgets. */
   prices: z.record(z.string().min(1), ModelPrice).optional(),
   /**
+   * How runs that name none keep their conversation (`KEEL_CONVERSATION`): `stateless` for a model
+   * server that keeps none (LiteLLM without a database, Ollama, llama.cpp). Chained when absent.
+   */
+  conversation: z.enum(['chained', 'stateless']).optional(),
+  /**
    * Paces model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`): this worker's own, or,
    * with `store` (a postgres URL, `KEEL_MODEL_PACING_STORE`), shared by every worker of `pool` there.
    */

@@ -165,6 +165,7 @@ async function prepareWith(
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.budgets ? { budgets: options.budgets } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
+      ...(options.conversation ? { conversation: options.conversation } : {}),
       ...(options.agents ? { agents: options.agents } : {}),
       ...(modelLimiter ? { modelLimiter } : {}),
       searchAttributes: options.searchAttributes,

@@ -22,6 +22,12 @@ export interface ScriptedModelOptions {
    * that do not stream do.
    */
   jsonOnly?: boolean;
+  /**
+   * Answers as a server that keeps no conversation does (a chat-completions bridge, LiteLLM without
+   * a database): it ignores `previous_response_id` and its responses continue nothing
+   * (`previous_response_id: null`). By default it echoes the id a request continued, as OpenAI does.
+   */
+  forgetsConversation?: boolean;
 }
 
 /** A background response the server is holding. */
@@ -56,6 +62,7 @@ export class ScriptedModel {
   readonly #script: Script;
   readonly #validateRequest: ScriptedModelOptions['validateRequest'];
   readonly #jsonOnly: boolean;
+  readonly #forgetsConversation: boolean;
   readonly #server: Server;
   readonly #started = Date.now();
   readonly #waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
@@ -67,6 +74,7 @@ export class ScriptedModel {
     this.#server = server;
     this.#validateRequest = options.validateRequest;
     this.#jsonOnly = options.jsonOnly === true;
+    this.#forgetsConversation = options.forgetsConversation === true;
   }
 
   /** Starts a server on 127.0.0.1 with a random port, answering from steps in order or from a policy. */
@@ -188,10 +196,14 @@ export class ScriptedModel {
     }
     switch (step.kind) {
       case 'response': {
-        const answer = step.build(recorded, {
-          responseId: `resp_${index + 1}`,
-          callId: (position) => `call_${index + 1}_${position + 1}`,
-        });
+        const answer: Record<string, unknown> = {
+          // What the response continued, as OpenAI echoes it; a step's own value wins.
+          previous_response_id: this.#forgetsConversation ? null : (body.previous_response_id ?? null),
+          ...step.build(recorded, {
+            responseId: `resp_${index + 1}`,
+            callId: (position) => `call_${index + 1}_${position + 1}`,
+          }),
+        };
         if (step.accept !== undefined) {
           this.#hanging.add(response);
           await step.accept;
@@ -207,7 +219,7 @@ export class ScriptedModel {
             settled: step.hold === undefined,
             cancelled: false,
           };
-          this.#stored.set(answer.id as string, stored);
+          this.#stored.set(String(answer.id), stored);
           step.hold?.then(
             () => {
               stored.settled = true;

@@ -102,6 +102,9 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     ? describeWorker()
     : describeWorker({ agent: given.agent }));
   const { input, agent } = applyAgent(given, profile);
+  // The run's own choice, else the worker's (KEEL_CONVERSATION), else chained; pinned for the whole
+  // run: continue-as-new carries it, so a worker restarted with another setting cannot switch it.
+  const conversation = input.conversation ?? profile.conversation ?? 'chained';
   if (agent !== undefined) state.agent = agent;
   const limits = resolveLimits(input, profile.limits);
   state.maxTurns = limits.maxTurns;
@@ -121,7 +124,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
   const budgetsSpent = anyOf(budgetConditions(budgets));
   const run: RunContext = {
     input,
-    givenInput: given,
+    givenInput: given.conversation === undefined ? { ...given, conversation } : given,
     agent,
     state,
     strict,
@@ -140,7 +143,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     // The first execution's start: later executions carry it, so the time budget spans the whole run.
     startedAtMs: carried?.startedAtMs ?? workflowInfo().runStartTime.getTime(),
     turnAtStart: state.turn,
-    conversation: input.conversation === 'stateless' ? new Conversation(carried?.conversation) : null,
+    conversation: conversation === 'stateless' ? new Conversation(carried?.conversation) : null,
     searchAttributes: profile.searchAttributes === true,
     leanUpserts: patched(LEAN_UPSERTS_PATCH),
     observationBudget:

@@ -22,14 +22,13 @@ describe('resolveLimits', () => {
 });
 
 describe('RunInput', () => {
-  it('fills in the defaults when only the task is given; limits stay open for the worker to fill', () => {
+  it('fills in the defaults when only the task is given; limits and the conversation mode stay open for the worker to fill', () => {
     const input = RunInput.parse({ task: 'List the files.' });
 
     expect(input).toEqual({
       task: 'List the files.',
       parallelToolCalls: false,
       session: false,
-      conversation: 'chained',
     });
     expect(resolveLimits(input)).toEqual({
       maxTurns: 20,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildResponsesRequest } from '../../src/model/build-request.js';
-import { callResponses } from '../../src/model/call-responses.js';
+import { callResponses, continued } from '../../src/model/call-responses.js';
 import { classifyModelError } from '../../src/model/classify-error.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { ModelError } from '../../src/model/model-error.js';
@@ -108,6 +108,45 @@ const context = (clean: (text: string) => string = (text) => text) => ({
   model: request.model,
   host: new URL(baseURL).host,
   clean,
+});
+
+describe('continued: a chained turn the server did not continue fails at once', () => {
+  const response = (previous: unknown) =>
+    ({ ...completedResponse, previous_response_id: previous }) as unknown as Parameters<typeof continued>[1];
+
+  it('passes the answer that continues the response the turn continued, and any answer to a turn that continues none', () => {
+    expect(continued({ previous_response_id: 'resp_1' }, response('resp_1')).id).toBe('resp_loopback');
+    expect(continued({}, response(null)).id).toBe('resp_loopback');
+    expect(continued({}, response(undefined)).id).toBe('resp_loopback');
+  });
+
+  it.each([
+    ['another id', 'resp_other', 'continues resp_other'],
+    ['null', null, 'continues nothing'],
+    ['no field', undefined, 'continues nothing'],
+  ])('refuses an answer whose previous_response_id is %s, not retried', (_what, previous, says) => {
+    let caught: unknown;
+    try {
+      continued({ previous_response_id: 'resp_1' }, response(previous));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ModelError);
+    expect(caught).toMatchObject({ type: 'ModelError.ConversationNotContinued', retryable: false });
+    expect((caught as Error).message).toContain(`its answer resp_loopback ${says}.`);
+  });
+
+  it('refuses it on every path: a plain request to a server that ignores previous_response_id', async () => {
+    respond = answerJson(200, { ...completedResponse, previous_response_id: null });
+    const chained = {
+      ...request,
+      input: { kind: 'observations' as const, previousResponseId: 'resp_1', observations: [] },
+    };
+    await expect(callResponses(new OpenAI({ apiKey: 'k', baseURL }), chained, tools)).rejects.toMatchObject({
+      type: 'ModelError.ConversationNotContinued',
+    });
+    expect(received[0]!.body).toMatchObject({ previous_response_id: 'resp_1' });
+  });
 });
 
 describe('callResponses', () => {

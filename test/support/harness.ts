@@ -86,6 +86,8 @@ export interface TestWorkerOptions {
   budgets?: KeelWorkerOptions['budgets'];
   prices?: KeelWorkerOptions['prices'];
   modelPacing?: KeelWorkerOptions['modelPacing'];
+  /** How runs that name none keep their conversation, as `KEEL_CONVERSATION` gives it. */
+  conversation?: KeelWorkerOptions['conversation'];
 }
 
 /** A Keel worker on its own task queue, talking to the scripted model through the real `openai` SDK. */
@@ -111,6 +113,7 @@ export async function startTestWorker(
     modelMode: options.modelMode ?? 'background',
     searchAttributes: options.searchAttributes ?? (await registerSearchAttributes(server)),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.conversation ? { conversation: options.conversation } : {}),
     pollSchedule: { initialMs: 20, maxMs: 100 },
     tools: options.tools ?? fileTools,
     ...(options.secrets ? { secrets: options.secrets } : {}),

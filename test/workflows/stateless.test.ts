@@ -112,6 +112,67 @@ describe('stateless conversations (store: false)', () => {
     }
   });
 
+  it('fails at the first turn the server did not continue, not turns later, when it keeps no conversation', async () => {
+    // As LiteLLM without a database does: previous_response_id is ignored, the model sees only the
+    // newest input (here the tool's output), and the answer continues nothing.
+    const model = await ScriptedModel.start(
+      [
+        reply.calls({ name: 'echo', arguments: { text: 'one' } }),
+        reply.calls({ name: 'echo', arguments: { text: 'two' } }),
+      ],
+      { forgetsConversation: true },
+    );
+    try {
+      await withTestWorker(
+        server,
+        { model, tools: [echoTool], modelMode: 'foreground' },
+        async ({ keel }) => {
+          const result = await keel.waitForResult(await keel.startRun({ task: 'echo' }));
+          expect(result).toMatchObject({
+            status: 'failed',
+            errorType: 'ModelError.ConversationNotContinued',
+            turns: 2,
+          });
+          const reason = result.status === 'failed' ? result.reason : '';
+          expect(reason).toContain(
+            'The model server did not continue the conversation: this turn continues response resp_1 (previous_response_id), and its answer resp_2 continues nothing.',
+          );
+          expect(reason).toContain('KEEL_CONVERSATION=stateless');
+        },
+      );
+      // Not retried: the second turn was asked once.
+      expect(model.requests).toHaveLength(2);
+      expect(model.requests[1]!.body.previous_response_id).toBe('resp_1');
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('runs stateless when the worker says so (KEEL_CONVERSATION) and the run names no mode, on a server that keeps none', async () => {
+    const model = await ScriptedModel.start(
+      [reply.calls({ name: 'echo', arguments: { text: 'one' } }), reply.text('done')],
+      { forgetsConversation: true },
+    );
+    try {
+      await withTestWorker(
+        server,
+        { model, tools: [echoTool], conversation: 'stateless' },
+        async ({ keel }) => {
+          const runId = await keel.startRun({ task: 'echo', continueAsNewAfterTurns: 1 });
+          expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'done' });
+          // Pinned across continue-as-new: the next execution's input names the mode.
+          expect(await executionChain(server.client, runId)).toHaveLength(2);
+        },
+      );
+      model.assertDone();
+      expect(model.requests.map((request) => request.body.store)).toEqual([false, false]);
+      expect(model.requests[1]!.body.input[0]).toEqual({ type: 'message', role: 'user', content: 'echo' });
+      expect(model.requests[1]!.body.previous_response_id).toBeUndefined();
+    } finally {
+      await model.close();
+    }
+  });
+
   it('fails clearly, without retrying, when a chained run’s previous response has expired', async () => {
     const model = await ScriptedModel.start([
       reply.calls({ name: 'echo', arguments: { text: 'one' } }),
