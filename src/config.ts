@@ -25,7 +25,7 @@ import {
   textOr,
 } from './env.js';
 import type { Variable } from './env.js';
-import { modelConfigFromEnvironment } from './model/config.js';
+import { defaultConversation, modelConfigFromEnvironment } from './model/config.js';
 import { optionalPostgresUrl, SCHEMA_NAME } from './postgres-url.js';
 import type { ModelConfig } from './model/config.js';
 import type { HttpFetchOptions } from './tools/builtin/http-fetch.js';
@@ -89,8 +89,11 @@ export interface WorkerConfig {
   budgets: Partial<RunBudgets>;
   /** `KEEL_MODEL_PRICES`: US dollars per million tokens by model, for cost budgets and reports. */
   prices: Record<string, ModelPrice> | undefined;
-  /** `KEEL_CONVERSATION`: how runs that name none keep their conversation (chained when unset). */
-  conversation: 'chained' | 'stateless' | undefined;
+  /**
+   * `KEEL_CONVERSATION`: how runs that name none keep their conversation; unset, chained on the
+   * OpenAI API and Azure OpenAI, stateless on other servers (see `defaultConversation`).
+   */
+  conversation: 'chained' | 'stateless';
   /**
    * `KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`: the pacing of model calls, this worker's own;
    * with `KEEL_MODEL_PACING_STORE` (a postgres URL) shared by every worker of `KEEL_MODEL_PACING_POOL`
@@ -230,7 +233,7 @@ export const workerVariables = {
   KEEL_PAYLOAD_STORE_KEEP_HOURS: optionalNumber(1),
   KEEL_TOOLS: optionalNames(TOOL_NAME_PATTERN),
   KEEL_TOOLS_MODULE: optionalText,
-  KEEL_CONVERSATION: optionalChoice(['chained', 'stateless']),
+  KEEL_CONVERSATION: optionalChoice(['chained', 'stateless', 'auto']),
   KEEL_MAX_TURNS: limit('maxTurns'),
   KEEL_OBSERVATION_CHAR_LIMIT: limit('observationCharLimit'),
   KEEL_MODEL_TIMEOUT_SECONDS: limit('modelTimeoutSeconds'),
@@ -362,7 +365,10 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
     taskQueue: values.KEEL_TASK_QUEUE,
     budgets,
     prices: values.KEEL_MODEL_PRICES,
-    conversation: values.KEEL_CONVERSATION,
+    conversation:
+      values.KEEL_CONVERSATION === undefined || values.KEEL_CONVERSATION === 'auto'
+        ? defaultConversation(model.baseURL)
+        : values.KEEL_CONVERSATION,
     modelPacing: {
       ...defined('maxConcurrent', values.KEEL_MODEL_CONCURRENCY),
       ...defined('tokensPerMinute', values.KEEL_MODEL_TOKENS_PER_MINUTE),

@@ -186,7 +186,7 @@ export async function keelOptionsFromConfig(
     limits: config.limits,
     budgets: config.budgets,
     ...(config.prices ? { prices: config.prices } : {}),
-    ...(config.conversation ? { conversation: config.conversation } : {}),
+    conversation: config.conversation,
     modelPacing: config.modelPacing,
     secrets: configuredSecrets(config),
     ...extra,

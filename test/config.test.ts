@@ -55,12 +55,31 @@ describe('workerConfigFromEnvironment', () => {
       limits: {},
       budgets: {},
       prices: undefined,
+      conversation: 'chained',
       modelPacing: {},
       runCommand: undefined,
       httpFetch: undefined,
       model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
       telemetry: { tracing: undefined, captureContent: false, prometheusBindAddress: undefined },
     });
+  });
+
+  it('keeps conversations chained on the OpenAI API and Azure, stateless on other servers, unless KEEL_CONVERSATION says', () => {
+    const conversation = (environment: NodeJS.ProcessEnv) =>
+      workerConfigFromEnvironment({ ...withKey, ...environment }).conversation;
+    expect(conversation({})).toBe('chained');
+    expect(conversation({ OPENAI_BASE_URL: 'https://api.openai.com/v1' })).toBe('chained');
+    expect(conversation({ OPENAI_BASE_URL: 'https://team.openai.azure.com/openai/v1' })).toBe('chained');
+    expect(conversation({ OPENAI_BASE_URL: 'http://127.0.0.1:4000/v1' })).toBe('stateless');
+    expect(conversation({ OPENAI_BASE_URL: 'http://ollama:11434/v1' })).toBe('stateless');
+    expect(conversation({ OPENAI_BASE_URL: 'http://127.0.0.1:4000/v1', KEEL_CONVERSATION: 'chained' })).toBe(
+      'chained',
+    );
+    expect(conversation({ KEEL_CONVERSATION: 'stateless' })).toBe('stateless');
+    expect(conversation({ OPENAI_BASE_URL: 'http://127.0.0.1:4000/v1', KEEL_CONVERSATION: 'auto' })).toBe(
+      'stateless',
+    );
+    expect(() => conversation({ KEEL_CONVERSATION: 'store' })).toThrow(/KEEL_CONVERSATION must be/u);
   });
 
   it('reads KEEL_HEARTBEAT_INTERVAL_SECONDS and refuses a malformed one', () => {

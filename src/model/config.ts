@@ -20,6 +20,18 @@ export interface ModelConfig {
   mode: ModelMode;
 }
 
+/**
+ * How a run that names no conversation mode keeps it when `KEEL_CONVERSATION` is unset: chained
+ * (the server keeps it) on the OpenAI API and Azure OpenAI, which keep responses; stateless (the run
+ * keeps it and sends it whole) on any other server, since many keep none (LiteLLM without a
+ * database, Ollama, llama.cpp's server) and every server takes a whole conversation.
+ */
+export function defaultConversation(baseURL: string | undefined): 'chained' | 'stateless' {
+  if (baseURL === undefined) return 'chained';
+  const host = new URL(baseURL).hostname.toLowerCase();
+  return host === 'api.openai.com' || host.endsWith('.openai.azure.com') ? 'chained' : 'stateless';
+}
+
 /** Model used when neither the run nor `KEEL_MODEL` names one. */
 export const FALLBACK_MODEL = 'gpt-5-mini';
 

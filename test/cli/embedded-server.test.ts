@@ -91,7 +91,9 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       dataDirectory,
     } = await servers.setup({
       OPENAI_BASE_URL: model.url,
+      // The OpenAI API's defaults: the scripted model keeps conversations as it does.
       KEEL_MODEL_MODE: 'background',
+      KEEL_CONVERSATION: 'chained',
       KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
     });
     const worker = servers.startCli(['worker'], { env: environment, cwd: workspace });

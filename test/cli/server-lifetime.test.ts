@@ -65,7 +65,7 @@ describe('the local Temporal server Keel starts', () => {
         OPENAI_BASE_URL: model.url,
         KEEL_STATE_DIR: path.join(workspace, '.keel', 'state'),
       });
-      // This checkout's own `keel` (the source through tsx), as `npx keel` runs it.
+      // This checkout's source through tsx, as `npx keel` runs it after a change to src/.
       const first = servers.startCli(['worker'], { env, cwd: workspace, source: true });
       workers.push(first);
       await first.waitForOutput('Keel worker on task queue "keel"');

@@ -54,6 +54,8 @@ describe('a worker configured with KEEL_PAYLOAD_STORE', () => {
     ]);
     const environment = {
       OPENAI_BASE_URL: model.url,
+      // The scripted model keeps conversations as the OpenAI API does; the test reads the chained input.
+      KEEL_CONVERSATION: 'chained',
       KEEL_WORKSPACE: workspace,
       KEEL_STATE_DIR: state,
       KEEL_TASK_QUEUE: `keel-test-${randomUUID()}`,

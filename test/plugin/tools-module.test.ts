@@ -53,6 +53,8 @@ describe('a tools module', () => {
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_NAMESPACE: inject('temporalNamespace'),
         OPENAI_BASE_URL: model.url,
+        // The scripted model keeps conversations as the OpenAI API does; the test reads the chained input.
+        KEEL_CONVERSATION: 'chained',
         OPENAI_API_KEY: TEST_API_KEY,
         KEEL_TASK_QUEUE: taskQueue,
         KEEL_STATE_DIR: await mkdtemp(path.join(tmpdir(), 'keel-state-')),

@@ -5,6 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 
 const sourceBin = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
+/** The CLI's TypeScript source, which `bin/keel.js` runs through tsx while `dist/` is not its build. */
+const sourceEntry = fileURLToPath(new URL('../../src/cli/keel.ts', import.meta.url));
+/** tsx's loader, by its path: `--import tsx` would look for tsx from the process's own directory. */
+const tsxLoader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 /**
  * The `keel` the tests run: the built CLI in the global set-up's copy of `dist/` (built first when
@@ -74,18 +78,25 @@ export class CliProcess {
 export interface CliOptions {
   env: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Run `bin/keel.js` of this checkout (the source, through tsx) instead of the built CLI. */
+  /**
+   * Run this checkout's TypeScript source through tsx, as `bin/keel.js` does while `dist/` is older
+   * than `src/`, instead of the built CLI.
+   */
   source?: boolean;
 }
 
 /** Starts `keel <args>` without waiting for it. */
 export function startCli(args: string[], options: CliOptions): CliProcess {
   return new CliProcess(
-    spawn(process.execPath, [options.source === true ? sourceBin : keelEntry(), ...args], {
-      env: options.env,
-      cwd: options.cwd,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    }),
+    spawn(
+      process.execPath,
+      [...(options.source === true ? ['--import', tsxLoader, sourceEntry] : [keelEntry()]), ...args],
+      {
+        env: options.env,
+        cwd: options.cwd,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    ),
   );
 }
 

@@ -81,6 +81,8 @@ export class WorkerProcess {
         OPENAI_API_KEY: options.apiKey,
         KEEL_MODEL: 'scripted-model',
         KEEL_MODEL_MODE: options.modelMode ?? 'background',
+        // The OpenAI API's defaults, which these workers test: the scripted model keeps conversations as it does.
+        KEEL_CONVERSATION: 'chained',
         ...(options.environment?.KEEL_WORKSPACE_MODE === 'per-run'
           ? {}
           : { KEEL_WORKSPACE: options.workspace }),
