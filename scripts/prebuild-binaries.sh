@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds the two Go binaries the tests need, when their caches lack them, ahead of the tests:
-#   1. the OpenTelemetry Collector (scripts/telemetry/collector.sh), which `npm test` needs;
-#   2. the Temporal server and temporal-sql-tool (scripts/cluster/temporal-server.sh), which
+# Makes what the tests need and its caches lack, ahead of the tests:
+#   1. the LiteLLM proxy (scripts/litellm/litellm.sh, from PyPI), which `npm test` needs;
+#   2. the OpenTelemetry Collector (scripts/telemetry/collector.sh), which `npm test` needs;
+#   3. the Temporal server and temporal-sql-tool (scripts/cluster/temporal-server.sh), which
 #      `npm run test:cluster` needs.
 # Each through its own script, so the lock, cache and verification are the same as when a test asks:
 # a test that needs a binary still being built here waits for it on that script's lock. One after the
 # other, so the second reuses the Go build cache the first filled, at the lowest priority. Meant to be
 # started in the background (.ci/run starts it first thing):
 #   scripts/prebuild-binaries.sh [LOG]    (LOG: write everything there instead of stdout and stderr)
-# Exits non-zero when either build failed; each line it writes itself starts with `prebuild:`.
+# Exits non-zero when any of them failed; each line it writes itself starts with `prebuild:`.
 # One block, read whole before any of it runs: bash reads a script as it goes, and this one runs for
 # minutes, during which the file may be edited or checked out.
 {
@@ -33,6 +34,7 @@ build() {
   fi
 }
 
+build "LiteLLM proxy" "$here/litellm/litellm.sh"
 build "OpenTelemetry Collector" "$here/telemetry/collector.sh"
 build "Temporal server" "$here/cluster/temporal-server.sh"
 
@@ -40,6 +42,6 @@ if [ -n "$failed" ]; then
   echo "prebuild: failed after $((SECONDS - started)) s:${failed%;}"
   exit 1
 fi
-echo "prebuild: both ready in $((SECONDS - started)) s"
+echo "prebuild: all ready in $((SECONDS - started)) s"
 exit
 }
