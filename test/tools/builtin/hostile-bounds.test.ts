@@ -179,9 +179,9 @@ describe('hostile inputs stay within event-loop and memory bounds', { timeout: 1
       path: 'many',
     });
     // On a machine busy enough to slow one file past the regex budget the search stops early, with
-    // its note; the bounds hold either way.
+    // its note (at the first file, "1 file searched": seen in CI under load); the bounds hold either way.
     expect(figures.observation.ok ? figures.observation.output : message(figures.observation)).toMatch(
-      /^No matches for .* in many \((2008 files searched|\d+ files searched\)\n… stopped early: the regex ran for more than \d+ ms on many\/large\d\.ts and was stopped;.*)/,
+      /^No matches for .* in many \((2008 files searched|\d+ files? searched\)\n… stopped early: the regex ran for more than \d+ ms on many\/large\d\.ts and was stopped;.*)/,
     );
     expectBounded(figures);
   });
