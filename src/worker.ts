@@ -228,7 +228,7 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   const telemetry = startTelemetry(config.telemetry, { installRuntime: options.installRuntime ?? true });
   const connection = await NativeConnection.connect(connectionOptions).catch(async (error: unknown) => {
     await telemetry.shutdown();
-    throw unreachableTemporal(address, error);
+    throw unreachableTemporal(address, error, connectionOptions);
   });
   const payloadStore = await openPayloadStore(config.payloadStore).catch(async (error: unknown) => {
     await connection.close();

@@ -98,6 +98,13 @@ export function createActivities(dependencies: ActivityDependencies) {
   const host = safeHost(openai.baseURL);
   // A server that answers a streamed request with whole answers is said once per worker, not per turn.
   const streamFallback = warnOnce((detail) => logger().warn(`${detail} (model server ${host})`));
+  // Every real request has input tokens: none at all means the server does not report usage.
+  const noUsage = warnOnce<void>(() =>
+    logger().warn(
+      `The model server ${host} reports no token usage: runs' token counts stay 0 there, so token and ` +
+        'cost budgets (maxTotalTokens, maxCostUsd, KEEL_MAX_TOTAL_TOKENS, KEEL_MAX_COST_USD) cannot stop a run',
+    ),
+  );
   const liveFailure = warnOnce<unknown>((error) =>
     logger().warn('Model turns are not streamed live: this worker cannot serve them', { error }),
   );
@@ -240,6 +247,7 @@ export function createActivities(dependencies: ActivityDependencies) {
           });
         });
         spent = turn.usage.totalTokens;
+        if (turn.usage.inputTokens === 0 && turn.usage.totalTokens === 0) noUsage();
         // The stream's events reach history before the turn's result does.
         await publisher?.close();
         // The model may echo a secret (decoded from a tool's output, say): redact it before history keeps it.

@@ -32,7 +32,7 @@ export async function connectClient(
   const dataConverter = await clientDataConverterFromEnvironment();
   const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: '5s' }).catch(
     (error: unknown) => {
-      throw unreachableTemporal(address, error);
+      throw unreachableTemporal(address, error, target.connectionOptions);
     },
   );
   return {
