@@ -128,6 +128,21 @@ describe('through LiteLLM (a Responses-to-chat-completions gateway without a dat
     expect(run.stdout).toContain(`Task seen. The workspace holds ${run.marker}.`);
   });
 
+  it('waits out an upstream 429 with Retry-After and completes', async () => {
+    let limited = 0;
+    answer = (request) => {
+      if (request.body.messages.some((message) => message.role === 'tool') && limited === 0) {
+        limited += 1;
+        return { status: 429, message: 'slow down', headers: { 'retry-after': '1' } };
+      }
+      return listThenAnswer(request);
+    };
+    const run = await keelRun(`Survive a 429 (${randomUUID()})`);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(limited).toBe(1);
+    expect(run.stdout).toContain(`Task seen. The workspace holds ${run.marker}.`);
+  });
+
   it('a run made to chain there fails at the first turn LiteLLM did not continue, saying how to fix it', async () => {
     answer = listThenAnswer;
     const task = `List the workspace, chained (${randomUUID()})`;
