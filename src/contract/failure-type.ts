@@ -9,6 +9,7 @@ export const MODEL_FAILURE_TYPES = [
   'ModelError.Connection',
   'ModelError.ConversationNotContinued',
   'ModelError.CreateTimeout',
+  'ModelError.EmptyResponse',
   'ModelError.NotFound',
   'ModelError.PermissionDenied',
   'ModelError.PreviousResponseNotFound',

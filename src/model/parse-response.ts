@@ -35,6 +35,22 @@ export function parseResponse(response: Response, options: { keepItems?: boolean
       toolCalls.push({ callId: item.call_id, name: item.name, argumentsJson: item.arguments });
     }
   }
+  // A turn that says nothing is no answer: a gateway whose upstream failed has answered so (LiteLLM,
+  // `completed` with no output and no usage). Retried like a server error, never taken as success.
+  if (
+    response.status !== 'incomplete' &&
+    texts.every((text) => text.trim() === '') &&
+    toolCalls.length === 0 &&
+    (response.usage?.output_tokens ?? 0) === 0
+  ) {
+    throw new ModelError(
+      'ModelError.EmptyResponse',
+      `The model response ${response.id} came back ${String(response.status ?? 'without a status')} with no ` +
+        `text, no tool call and no output tokens (${response.output.length} output item(s)${response.usage ? '' : ', no usage'}): ` +
+        'the model server answered nothing, which is no answer',
+      true,
+    );
+  }
   return {
     responseId: response.id,
     model: response.model,

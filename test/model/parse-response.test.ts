@@ -263,9 +263,40 @@ describe('parseResponse', () => {
   });
 
   it('counts zero tokens when the response has no usage', () => {
-    const turn = parseResponse(response({ usage: undefined }));
+    const turn = parseResponse(response({ usage: undefined, output: [message('msg_1', 'Hello.')] }));
 
     expect(turn.usage).toEqual(emptyUsage);
+  });
+
+  it('refuses a completed turn that says nothing (no text, no call, no output tokens), as retryable', () => {
+    // As LiteLLM answered when its upstream stream failed: completed, nothing in it, zero usage.
+    const empty = thrownModelError(() =>
+      parseResponse(
+        response({
+          output: [message('msg_1', '')],
+          usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        }),
+      ),
+    );
+    expect(empty).toMatchObject({ type: 'ModelError.EmptyResponse', retryable: true });
+    expect(empty.message).toBe(
+      'The model response resp_123 came back completed with no text, no tool call and no output tokens (1 output item(s)): the model server answered nothing, which is no answer',
+    );
+    expect(
+      thrownModelError(() => parseResponse(response({ output: [], usage: undefined }))).message,
+    ).toContain('(0 output item(s), no usage)');
+  });
+
+  it('takes a turn with output tokens but no text (reasoning only) and a cut-off turn, as before', () => {
+    expect(parseResponse(response({ output: [reasoning('rs_1')] })).text).toBe('');
+    const cut = parseResponse(
+      response({
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
+        usage: undefined,
+      }),
+    );
+    expect(cut.status).toBe('incomplete');
   });
 
   it('counts zero cached and reasoning tokens when usage has no details', () => {
