@@ -82,9 +82,17 @@ export async function startLiteLLM(upstream: string, model = 'scripted'): Promis
       resolve();
     }),
   );
+  // Its process group: the proxy and anything it started. Gone already is fine.
+  const signal = (name: NodeJS.Signals): void => {
+    try {
+      if (!exited) process.kill(-child.pid!, name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  };
   const close = async (): Promise<void> => {
-    if (!exited) process.kill(-child.pid!, 'SIGTERM');
-    const timer = setTimeout(() => !exited && process.kill(-child.pid!, 'SIGKILL'), 10_000);
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), 10_000);
     await gone;
     clearTimeout(timer);
     await rm(directory, { recursive: true, force: true });
