@@ -6,7 +6,7 @@ import type { FunctionToolParam } from './responses-tools.js';
 import { runBackgroundResponse } from './background.js';
 import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';
-import { ModelError } from './model-error.js';
+import { ModelError, shownId } from './model-error.js';
 import { parseResponse } from './parse-response.js';
 import { readResponseEvents, readResponseJson } from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
@@ -85,9 +85,9 @@ export function continued(params: { previous_response_id?: string | null }, resp
   if (answered === asked) return response;
   throw new ModelError(
     'ModelError.ConversationNotContinued',
-    `The model server did not continue the conversation: this turn continues response ${asked} ` +
-      `(previous_response_id), and its answer ${response.id} continues ` +
-      `${typeof answered === 'string' ? answered : 'nothing'}. The model saw only this turn's input, not ` +
+    `The model server did not continue the conversation: this turn continues response ${shownId(asked)} ` +
+      `(previous_response_id), and its answer ${shownId(response.id)} continues ` +
+      `${typeof answered === 'string' ? shownId(answered) : 'nothing'}. The model saw only this turn's input, not ` +
       'the task or the turns before it. The server keeps no conversation (as LiteLLM without a database, ' +
       'Ollama and llama.cpp do): set KEEL_CONVERSATION=stateless on the worker (or ' +
       'conversation "stateless" in the run input, keel run --conversation stateless), which sends the whole ' +

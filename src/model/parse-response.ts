@@ -2,7 +2,7 @@ import type { Response } from 'openai/resources/responses/responses';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { ToolCall } from '../contract/tool-call.js';
 import type { Usage } from '../contract/usage.js';
-import { ModelError } from './model-error.js';
+import { ModelError, shownId } from './model-error.js';
 
 /**
  * Reduces a Responses API response to a {@link ModelTurn}. The output array is read by item type: a
@@ -45,7 +45,7 @@ export function parseResponse(response: Response, options: { keepItems?: boolean
   ) {
     throw new ModelError(
       'ModelError.EmptyResponse',
-      `The model response ${response.id} came back ${String(response.status ?? 'without a status')} with no ` +
+      `The model response ${shownId(response.id)} came back ${String(response.status ?? 'without a status')} with no ` +
         `text, no tool call and no output tokens (${response.output.length} output item(s)${response.usage ? '' : ', no usage'}): ` +
         'the model server answered nothing, which is no answer',
       true,

@@ -136,6 +136,19 @@ describe('continued: a chained turn the server did not continue fails at once', 
     expect((caught as Error).message).toContain(`its answer resp_loopback ${says}.`);
   });
 
+  it('cuts a server-written id that runs long, and keeps it on one line', () => {
+    let caught: unknown;
+    try {
+      continued({ previous_response_id: 'resp_1' }, response(`resp_${'x'.repeat(500)}\n\u001b[2J`));
+    } catch (error) {
+      caught = error;
+    }
+    const message = (caught as Error).message;
+    expect(message).toContain(`continues resp_${'x'.repeat(59)}…. The model saw`);
+    expect(message).not.toContain('\n');
+    expect(message.length).toBeLessThan(800);
+  });
+
   it('refuses it on every path: a plain request to a server that ignores previous_response_id', async () => {
     respond = answerJson(200, { ...completedResponse, previous_response_id: null });
     const chained = {
