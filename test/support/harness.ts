@@ -19,6 +19,7 @@ import type { KeelWorkerOptions } from '../../src/worker.js';
 import type { ScriptedModel } from './scripted-model.js';
 
 import { silentLogger } from './loggers.js';
+import { reportRuns } from './run-report.js';
 
 export { RecordingLogger } from './loggers.js';
 
@@ -134,5 +135,13 @@ export async function withTestWorker<T>(
   body: (context: { keel: KeelClient; taskQueue: string; worker: Worker }) => Promise<T>,
 ): Promise<T> {
   const context = await startTestWorker(server, options);
-  return context.worker.runUntil(body(context));
+  return context.worker.runUntil(
+    body(context).catch(async (error: unknown) => {
+      // A test that timed out waiting says where its runs stood on the server, as they were then
+      // (before the worker's shutdown cancels what it runs), not only what it saw.
+      if (error instanceof Error)
+        error.message += `\nThe runs on ${context.taskQueue}:\n${await reportRuns(server.client, context.taskQueue)}`;
+      throw error;
+    }),
+  );
 }
