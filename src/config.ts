@@ -3,11 +3,12 @@ import path from 'node:path';
 import { ConfigError } from './config-error.js';
 import {
   DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+  DEFAULT_MAX_OUTPUT_TOKENS,
   DEFAULT_TASK_QUEUE,
   TOOL_NAME_PATTERN,
 } from './contract/defaults.js';
 import { z } from 'zod';
-import { RunBudgets, RunLimits } from './contract/run-input.js';
+import { MaxOutputTokens, RunBudgets, RunLimits } from './contract/run-input.js';
 import { ModelPrice } from './contract/usage.js';
 import {
   flagOr,
@@ -87,6 +88,11 @@ export interface WorkerConfig {
   limits: Partial<RunLimits>;
   /** `KEEL_MAX_TOTAL_TOKENS`, `KEEL_MAX_DURATION_SECONDS`, `KEEL_MAX_COST_USD`: budgets for runs that set none. */
   budgets: Partial<RunBudgets>;
+  /**
+   * `KEEL_MAX_OUTPUT_TOKENS`: the most output tokens a turn may spend when its run sets none
+   * (`maxOutputTokens`); `null` (`none`) leaves it to the model server.
+   */
+  maxOutputTokens: number | null;
   /** `KEEL_MODEL_PRICES`: US dollars per million tokens by model, for cost budgets and reports. */
   prices: Record<string, ModelPrice> | undefined;
   /**
@@ -146,6 +152,20 @@ function limit(field: keyof RunLimits | keyof RunBudgets): Variable<number | und
     },
   };
 }
+
+/** `KEEL_MAX_OUTPUT_TOKENS`: a whole number bounded as a run's `maxOutputTokens`, `none` for no cap. */
+const maxOutputTokens: Variable<number | null> = {
+  parse(name, raw) {
+    const value = raw?.trim() || undefined;
+    if (value === undefined) return DEFAULT_MAX_OUTPUT_TOKENS;
+    if (value.toLowerCase() === 'none') return null;
+    const parsed = MaxOutputTokens.safeParse(Number(value));
+    if (parsed.success) return parsed.data;
+    throw new ConfigError(
+      `${name} must be a whole number of at least 16 (output tokens a turn may spend) or none, not ${JSON.stringify(value)}`,
+    );
+  },
+};
 
 /** `KEEL_WORKSPACE_PROTECT`: comma-separated protection patterns, `none` for none, the defaults when unset. */
 const workspaceProtect: Variable<string[]> = {
@@ -239,6 +259,7 @@ export const workerVariables = {
   KEEL_MODEL_TIMEOUT_SECONDS: limit('modelTimeoutSeconds'),
   KEEL_HEARTBEAT_TIMEOUT_SECONDS: limit('heartbeatTimeoutSeconds'),
   KEEL_HEARTBEAT_INTERVAL_SECONDS: secondsOr(DEFAULT_HEARTBEAT_INTERVAL_SECONDS, 0.1),
+  KEEL_MAX_OUTPUT_TOKENS: maxOutputTokens,
   KEEL_MAX_TOTAL_TOKENS: limit('maxTotalTokens'),
   KEEL_MAX_DURATION_SECONDS: limit('maxDurationSeconds'),
   KEEL_MAX_COST_USD: limit('maxCostUsd'),
@@ -364,6 +385,7 @@ export function workerConfigFromEnvironment(environment: NodeJS.ProcessEnv = pro
   return {
     taskQueue: values.KEEL_TASK_QUEUE,
     budgets,
+    maxOutputTokens: values.KEEL_MAX_OUTPUT_TOKENS,
     prices: values.KEEL_MODEL_PRICES,
     conversation:
       values.KEEL_CONVERSATION === undefined || values.KEEL_CONVERSATION === 'auto'

@@ -187,6 +187,7 @@ export async function keelOptionsFromConfig(
     budgets: config.budgets,
     ...(config.prices ? { prices: config.prices } : {}),
     conversation: config.conversation,
+    maxOutputTokens: config.maxOutputTokens,
     modelPacing: config.modelPacing,
     secrets: configuredSecrets(config),
     ...extra,

@@ -54,6 +54,7 @@ describe('workerConfigFromEnvironment', () => {
       tools: undefined,
       limits: {},
       budgets: {},
+      maxOutputTokens: 32_768,
       prices: undefined,
       conversation: 'chained',
       modelPacing: {},
@@ -62,6 +63,19 @@ describe('workerConfigFromEnvironment', () => {
       model: { apiKey: 'sk-test-key', baseURL: undefined, defaultModel: 'gpt-5-mini', mode: 'background' },
       telemetry: { tracing: undefined, captureContent: false, prometheusBindAddress: undefined },
     });
+  });
+
+  it('caps a turn at 32768 output tokens unless KEEL_MAX_OUTPUT_TOKENS says another number or none', () => {
+    const cap = (value: string) =>
+      workerConfigFromEnvironment({ ...withKey, KEEL_MAX_OUTPUT_TOKENS: value }).maxOutputTokens;
+    expect(cap('')).toBe(32_768);
+    expect(cap('4000')).toBe(4000);
+    expect(cap('none')).toBeNull();
+    expect(cap('NONE')).toBeNull();
+    for (const bad of ['8', '1.5', 'lots', '-1'])
+      expect(() => cap(bad)).toThrow(
+        `KEEL_MAX_OUTPUT_TOKENS must be a whole number of at least 16 (output tokens a turn may spend) or none, not "${bad}"`,
+      );
   });
 
   it('keeps conversations chained on the OpenAI API and Azure, stateless on other servers, unless KEEL_CONVERSATION says', () => {

@@ -4,7 +4,7 @@ import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
 import type { FailureType } from '../contract/failure-type.js';
-import { PAYLOAD_BYTES_LIMIT } from '../contract/defaults.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, PAYLOAD_BYTES_LIMIT } from '../contract/defaults.js';
 import { fitObservations, jsonBytes } from '../contract/payload.js';
 import type { RunBudgets, RunLimits } from '../contract/run-input.js';
 import type { ApprovalRequired } from '../contract/tool-request.js';
@@ -71,6 +71,11 @@ export interface ActivityDependencies {
   prices?: Record<string, ModelPrice>;
   /** How runs that name none keep their conversation (`KEEL_CONVERSATION`). */
   conversation?: 'chained' | 'stateless';
+  /**
+   * Most output tokens a turn may spend when its run sets none (`KEEL_MAX_OUTPUT_TOKENS`); `null`
+   * sends no cap. {@link DEFAULT_MAX_OUTPUT_TOKENS} when absent.
+   */
+  maxOutputTokens?: number | null;
   /** Paces this worker's model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`). */
   modelLimiter?: ModelPacer;
   /** Named agents runs may ask for (`{ agent: "triage" }`); checked against the registry here. */
@@ -93,6 +98,8 @@ export interface DescribeWorkerRequest {
  */
 export function createActivities(dependencies: ActivityDependencies) {
   const { registry, openai, sanitizer } = dependencies;
+  const outputCap =
+    dependencies.maxOutputTokens === undefined ? DEFAULT_MAX_OUTPUT_TOKENS : dependencies.maxOutputTokens;
   // The worker log gets full errors, but not the secrets inside them.
   const logger = (): Logger => redactingLogger(dependencies.logger ?? Context.current().log, sanitizer);
   const host = safeHost(openai.baseURL);
@@ -168,7 +175,12 @@ export function createActivities(dependencies: ActivityDependencies) {
     },
 
     /** One model turn. Heartbeats while the request is in flight; a cancel aborts the HTTP request. */
-    callModel: async (request: ModelRequest): Promise<ModelTurn> => {
+    callModel: async (asked: ModelRequest): Promise<ModelTurn> => {
+      // The worker's cap on output, for a run that set none (and so on a runaway answer).
+      const request =
+        asked.maxOutputTokens !== undefined || outputCap === null
+          ? asked
+          : { ...asked, maxOutputTokens: outputCap };
       const context = Context.current();
       const signal = context.cancellationSignal;
       const unknown = () => request.tools.filter((name) => registry.get(name) === undefined);

@@ -43,6 +43,13 @@ export const DEFAULT_TOOL_TIMEOUT_SECONDS = 60;
 /** Longest timeout a tool may declare: a day. Longer work belongs in its own workflow. */
 export const MAX_TOOL_TIMEOUT_SECONDS = 24 * 60 * 60;
 
+/**
+ * Most output tokens a turn may spend (reasoning included) when neither the run nor the worker says:
+ * OpenAI's advice for reasoning models is to leave at least 25,000. Without a cap a runaway answer
+ * writes until the turn's timeout, and is then paid for and thrown away.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768;
+
 /** Seconds one model turn (one Responses API request) may take. */
 export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
 

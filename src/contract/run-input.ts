@@ -81,6 +81,9 @@ export const RunBudgets = z.object({
 export type RunBudgets = z.infer<typeof RunBudgets>;
 
 /** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
+/** Most output tokens one turn may spend, reasoning included (`max_output_tokens`). */
+export const MaxOutputTokens = z.number().int().min(16);
+
 export const RunInput = z
   .strictObject({
     task: z
@@ -125,12 +128,9 @@ export const RunInput = z
       .boolean()
       .default(false)
       .describe('Let the model ask for several calls per turn; read-only ones then run together.'),
-    maxOutputTokens: z
-      .number()
-      .int()
-      .min(16)
-      .optional()
-      .describe('Most output tokens per turn, reasoning included.'),
+    maxOutputTokens: MaxOutputTokens.optional().describe(
+      "Most output tokens per turn, reasoning included; the worker's KEEL_MAX_OUTPUT_TOKENS (default 32768) when absent.",
+    ),
     reasoningEffort: z
       .enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
       .optional()

@@ -6,7 +6,7 @@ import type {
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
 import { ModelError } from './model-error.js';
-import { readResponseEvents, replayResponse } from './stream-events.js';
+import { readResponseEvents, replayResponse, streamBudgetChars, wasCut } from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
 
 /** How often a background response is polled: starting fast, slowing down for long generations. */
@@ -128,7 +128,15 @@ async function streamBackground(
               { stream: true, ...(lastSequence !== undefined ? { starting_after: lastSequence } : {}) },
               { signal, maxRetries: 0 },
             );
-      return await readResponseEvents(tracked(events), watching);
+      const response = await readResponseEvents(
+        tracked(events),
+        watching,
+        streamBudgetChars(params.max_output_tokens),
+      );
+      // Cut at its stream budget: a background response goes on without a reader unless cancelled.
+      if (wasCut(response) && id !== undefined)
+        await client.responses.cancel(id, { signal, maxRetries: 0 }).catch(() => undefined);
+      return response;
     } catch (error) {
       // Within one attempt a dropped connection resumes where it stopped; anything else is the attempt's.
       if (id === undefined || signal.aborted || drops >= 3 || !(error instanceof APIConnectionError))

@@ -8,7 +8,7 @@ import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';
 import { ModelError, shownId } from './model-error.js';
 import { parseResponse } from './parse-response.js';
-import { readResponseEvents, readResponseJson } from './stream-events.js';
+import { readResponseEvents, readResponseJson, streamBudgetChars, wasCut } from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
 
 /** Options for {@link callResponses}. */
@@ -80,7 +80,8 @@ export async function callResponses(
  */
 export function continued(params: { previous_response_id?: string | null }, response: Response): Response {
   const asked = params.previous_response_id;
-  if (asked === undefined || asked === null) return response;
+  // A turn cut at its stream budget ends the run as incomplete; what it continued no longer matters.
+  if (asked === undefined || asked === null || wasCut(response)) return response;
   const answered = (response as { previous_response_id?: unknown }).previous_response_id;
   if (answered === asked) return response;
   throw new ModelError(
@@ -113,7 +114,7 @@ async function streamTurn(
   const mediaType = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   // Only a JSON media type means JSON: events without a content type are read as events, as the SDK does.
   if (mediaType !== 'application/json' && !mediaType.endsWith('+json'))
-    return readResponseEvents(events, sink);
+    return readResponseEvents(events, sink, streamBudgetChars(params.max_output_tokens));
   const turn = readResponseJson(await response.json(), sink);
   onStreamFallback?.(
     `The model server answered a streaming request with ${mediaType} instead of server-sent events: ` +

@@ -12,19 +12,59 @@ export interface TurnSink {
 }
 
 /**
+ * How many characters a streamed turn may write per output token it may spend: a turn that streams
+ * more (text, call arguments, reasoning summaries, refusals) than `max_output_tokens` times this is
+ * cut there. A token is about 4 characters of English and rarely more than 8 of anything, so a
+ * server that honours the cap never meets this; one that ignores it (and a runaway model) is stopped
+ * near it instead of writing until the turn's timeout.
+ */
+export const STREAM_CHARS_PER_TOKEN = 8;
+
+/** The most characters a turn may stream under `maxOutputTokens` (none without a cap). */
+export function streamBudgetChars(maxOutputTokens: number | null | undefined): number | undefined {
+  return typeof maxOutputTokens === 'number' ? maxOutputTokens * STREAM_CHARS_PER_TOKEN : undefined;
+}
+
+/** Responses that {@link readResponseEvents} made up when it cut a turn at its budget. */
+const cutResponses = new WeakSet<Response>();
+
+/** The response stands for a turn cut at its stream budget: the server may still be generating it. */
+export function wasCut(response: Response): boolean {
+  return cutResponses.has(response);
+}
+
+/**
  * Reads a Responses API event stream to its end: tells `sink` the text deltas and call starts, and
  * returns the final response (`response.completed`, `.incomplete` or `.failed`). A stream that ends
  * without one, or says `error`, fails the attempt as retryable: Temporal runs the turn again.
+ *
+ * With `budgetChars`, a turn whose deltas add up to more stops being read (which closes the
+ * request) and comes back `incomplete` for `max_output_tokens`, as the Responses API answers a turn
+ * that reached its cap: with the text written so far, no call, and usage estimated at 4 characters
+ * a token.
  */
 export async function readResponseEvents(
   events: AsyncIterable<ResponseStreamEvent>,
   sink: TurnSink,
+  budgetChars?: number,
 ): Promise<Response> {
+  let created: Response | undefined;
+  let streamed = 0;
+  let text = '';
   for await (const event of events) {
+    const delta = (event as { delta?: unknown }).delta;
+    if (budgetChars !== undefined && typeof delta === 'string') {
+      streamed += delta.length;
+      if (streamed > budgetChars) return cut(created, text, streamed);
+    }
     // Only these events matter to the loop; the final response carries everything else.
-    if (event.type === 'response.created') sink.responseId?.(event.response.id);
-    else if (event.type === 'response.output_text.delta') sink.text(event.delta);
-    else if (event.type === 'response.output_item.added' && event.item.type === 'function_call')
+    if (event.type === 'response.created') {
+      created = event.response;
+      sink.responseId?.(event.response.id);
+    } else if (event.type === 'response.output_text.delta') {
+      sink.text(event.delta);
+      if (budgetChars !== undefined) text += event.delta;
+    } else if (event.type === 'response.output_item.added' && event.item.type === 'function_call')
       sink.toolCall(event.item.call_id, event.item.name);
     else if (
       event.type === 'response.completed' ||
@@ -40,6 +80,37 @@ export async function readResponseEvents(
       );
   }
   throw new ModelError('ModelError.ServerError', 'The model stream ended before the response did', true);
+}
+
+/** The response of a turn cut at its stream budget, as the API would have ended it at its cap. */
+function cut(created: Response | undefined, text: string, streamed: number): Response {
+  const estimated = Math.ceil(streamed / 4);
+  const response = {
+    ...(created ?? { id: 'unknown', object: 'response', model: 'unknown', created_at: 0 }),
+    status: 'incomplete',
+    incomplete_details: { reason: 'max_output_tokens' },
+    output:
+      text === ''
+        ? []
+        : [
+            {
+              type: 'message',
+              id: 'cut',
+              role: 'assistant',
+              status: 'incomplete',
+              content: [{ type: 'output_text', text, annotations: [] }],
+            },
+          ],
+    usage: {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: estimated,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: estimated,
+    },
+  } as unknown as Response;
+  cutResponses.add(response);
+  return response;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { AgentDefinition } from '../agents/agent-definition.js';
-import { RunBudgets, RunLimits } from '../contract/run-input.js';
+import { MaxOutputTokens, RunBudgets, RunLimits } from '../contract/run-input.js';
 import { ModelPrice } from '../contract/usage.js';
 import type { Logger } from '../logger.js';
 import { McpServerList } from '../mcp/server-config.js';
@@ -156,6 +156,12 @@ export const KeelOptions = z.strictObject({
   limits: RunLimits.partial().optional(),
   /** Budgets for runs that set none (`KEEL_MAX_TOTAL_TOKENS` and so on). */
   budgets: RunBudgets.partial().optional(),
+  /**
+   * Most output tokens a turn may spend when its run sets none (`KEEL_MAX_OUTPUT_TOKENS`); `null`
+   * leaves it to the model server. 32,768 when absent. A streamed turn is also cut once it has
+   * written 8 characters for each of these tokens, for servers that ignore the cap.
+   */
+  maxOutputTokens: MaxOutputTokens.nullable().optional(),
   /** US dollars per million tokens by model (`KEEL_MODEL_PRICES`), for cost budgets. */
   prices: z.record(z.string().min(1), ModelPrice).optional(),
   /**

@@ -166,6 +166,7 @@ async function prepareWith(
       ...(options.budgets ? { budgets: options.budgets } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
       ...(options.conversation ? { conversation: options.conversation } : {}),
+      ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
       ...(options.agents ? { agents: options.agents } : {}),
       ...(modelLimiter ? { modelLimiter } : {}),
       searchAttributes: options.searchAttributes,

@@ -311,3 +311,72 @@ describe('callResponses', () => {
     expect(failure.message).not.toContain(secret);
   });
 });
+
+describe('a streamed turn that writes past its budget (a server that ignores max_output_tokens)', () => {
+  it('is cut near max_output_tokens × 8 characters and comes back incomplete, its request closed', async () => {
+    const closed = deferred();
+    let sent = 0;
+    respond = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = (data: Record<string, unknown>) =>
+        response.write(`event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`);
+      event({
+        type: 'response.created',
+        sequence_number: 0,
+        response: { ...completedResponse, status: 'in_progress', output: [], usage: null },
+      });
+      // A runaway model: the same words until the client goes away.
+      const timer = setInterval(() => {
+        sent += 1;
+        event({
+          type: 'response.output_text.delta',
+          sequence_number: sent,
+          delta: 'again and ',
+          output_index: 0,
+        });
+      }, 1);
+      response.on('close', () => {
+        clearInterval(timer);
+        closed.resolve();
+      });
+    };
+    const heard: string[] = [];
+    const turn = await callResponses(
+      createOpenAIClient({ apiKey: 'k', baseURL }),
+      { ...request, maxOutputTokens: 16 },
+      tools,
+      { sink: { text: (delta) => heard.push(delta), toolCall: () => undefined } },
+    );
+    await closed.promise;
+    expect((received[0]!.body as { max_output_tokens?: number }).max_output_tokens).toBe(16);
+    expect(turn).toMatchObject({
+      status: 'incomplete',
+      incompleteReason: 'max_output_tokens',
+      toolCalls: [],
+    });
+    // 128 characters allowed: twelve deltas of ten heard and kept, the thirteenth over.
+    expect(turn.text).toBe('again and '.repeat(12));
+    expect(heard.join('')).toBe(turn.text);
+    expect(turn.usage.outputTokens).toBe(Math.ceil(130 / 4));
+    expect(turn.responseId).toBe(completedResponse.id);
+  });
+
+  it('is read whole when it stays within the budget', async () => {
+    respond = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const data of [
+        { type: 'response.output_text.delta', sequence_number: 1, delta: 'x'.repeat(128), output_index: 0 },
+        { type: 'response.completed', sequence_number: 2, response: completedResponse },
+      ])
+        response.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+      response.end();
+    };
+    const turn = await callResponses(
+      createOpenAIClient({ apiKey: 'k', baseURL }),
+      { ...request, maxOutputTokens: 16 },
+      tools,
+      { sink: { text: () => undefined, toolCall: () => undefined } },
+    );
+    expect(turn.status).toBe('completed');
+  });
+});

@@ -89,6 +89,8 @@ export interface TestWorkerOptions {
   modelPacing?: KeelWorkerOptions['modelPacing'];
   /** How runs that name none keep their conversation, as `KEEL_CONVERSATION` gives it. */
   conversation?: KeelWorkerOptions['conversation'];
+  /** The most output tokens a turn may spend, as `KEEL_MAX_OUTPUT_TOKENS` gives it. */
+  maxOutputTokens?: KeelWorkerOptions['maxOutputTokens'];
 }
 
 /** A Keel worker on its own task queue, talking to the scripted model through the real `openai` SDK. */
@@ -115,6 +117,7 @@ export async function startTestWorker(
     searchAttributes: options.searchAttributes ?? (await registerSearchAttributes(server)),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.conversation ? { conversation: options.conversation } : {}),
+    ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
     pollSchedule: { initialMs: 20, maxMs: 100 },
     tools: options.tools ?? fileTools,
     ...(options.secrets ? { secrets: options.secrets } : {}),
