@@ -8,6 +8,7 @@
 export const unitTests = [
   'test/agents/define-agent.test.ts',
   'test/bench/fit.test.ts',
+  'test/cli/attempts.test.ts',
   'test/cli/format-refused.test.ts',
   'test/cli/lazy-commands.test.ts',
   'test/codec/encryption-codec.test.ts',

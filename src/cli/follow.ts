@@ -2,6 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { KeelClient } from '../client.js';
 import type { RunResult } from '../contract/run-result.js';
 import type { PendingApproval, RunState } from '../contract/run-state.js';
+import { retryLines } from './attempts.js';
 import { formatEvent, formatResult } from './format.js';
 import { showLiveText } from './live-text.js';
 import {
@@ -82,6 +83,8 @@ export async function followRun(
   let printed = options.afterSeq ?? -1;
   let waitingSaid = false;
   const asked = new Set<string>();
+  // Attempts of model and tool calls Temporal tries again, said once each.
+  const retried = new Set<string>();
   // The model's text as it is written, in a live terminal only: it replaces the status line while
   // the model writes. It may wait on the run's next event after following ends; it stops then.
   const live = new AbortController();
@@ -89,7 +92,7 @@ export async function followRun(
   try {
     for (;;) {
       if (options.signal.aborted) return { kind: 'detached' };
-      const { status, startTime } = await handle.describe();
+      const { status, startTime, raw } = await handle.describe();
       display ??= options.progress
         ? progressDisplay(options.write, options.since ?? startTime.getTime())
         : SILENT;
@@ -103,7 +106,10 @@ export async function followRun(
         if (status.name === 'RUNNING' && !waitingSaid) display.line('… waiting for a worker');
         waitingSaid = true;
       }
-      if (status.name === 'RUNNING') display.status(state);
+      if (status.name === 'RUNNING') {
+        for (const line of retryLines(raw.pendingActivities ?? [], retried)) display.line(line);
+        display.status(state);
+      }
       if (state !== undefined) {
         waitingSaid = false;
         for (const event of state.events.filter((candidate) => candidate.seq > printed)) {

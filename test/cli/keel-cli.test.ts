@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL_MAX_ATTEMPTS } from '../../src/contract/defaults.js';
 import type { RunResult } from '../../src/contract/run-result.js';
 import { cliEnvironment, runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
+import { deferred } from '../support/deferred.js';
 import { freePort } from '../support/free-port.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -163,6 +165,34 @@ describe('keel against a cluster with its own workers', () => {
         expect(listed).toMatchObject([{ runId, keelStatus: 'completed' }]);
       });
     } finally {
+      await model.close();
+    }
+  });
+
+  it('says, while it follows a run, that a model call failed and is being tried again', async () => {
+    const retried = deferred();
+    const model = await ScriptedModel.start([
+      reply.error(500, 'the upstream model is down'),
+      reply.held(reply.text('back again'), retried.promise),
+    ]);
+    try {
+      await withTestWorker(server, { model }, async ({ taskQueue }) => {
+        const cli = startCli(['run', 'Answer me', '--task-queue', taskQueue], { env: environment });
+        // Said while the second attempt is still out, not only once the run has ended.
+        await cli.waitForOutput('trying again');
+        retried.resolve();
+        expect(await cli.exited).toBe(0);
+        expect(cli.stdout).toMatch(
+          new RegExp(
+            `^ {2}↻ the model call failed: .*the upstream model is down.*; trying again \\(attempt 2 of ${MODEL_MAX_ATTEMPTS}\\)$`,
+            'mu',
+          ),
+        );
+        expect(cli.stdout.indexOf('↻')).toBeLessThan(cli.stdout.indexOf('▸ turn 1'));
+        expect(cli.stdout).toContain('✔ completed (1 turn');
+      });
+    } finally {
+      retried.resolve();
       await model.close();
     }
   });

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 
-const { EventType, PendingActivityState, PendingWorkflowTaskState } = temporal.api.enums.v1;
+const { EventType, PendingActivityState, PendingWorkflowTaskState } = proto.temporal.api.enums.v1;
 
 /** How many of a run's last history events a report shows. */
 const LAST_EVENTS = 12;
