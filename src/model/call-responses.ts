@@ -8,8 +8,17 @@ import type { BackgroundOptions } from './background.js';
 import { buildResponsesRequest } from './build-request.js';
 import { ModelError, shownId } from './model-error.js';
 import { parseResponse } from './parse-response.js';
-import { readResponseEvents, readResponseJson, streamBudgetChars, wasCut } from './stream-events.js';
+import {
+  readResponseEvents,
+  readResponseJson,
+  responseBody,
+  streamBudgetChars,
+  wasCut,
+} from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
+
+/** A sink for a turn nobody watches. */
+const SILENT: TurnSink = { text: () => undefined, toolCall: () => undefined };
 
 /** Options for {@link callResponses}. */
 export interface CallOptions {
@@ -66,7 +75,9 @@ export async function callResponses(
     const streamed = await streamTurn(client, params, requestOptions, options.sink, options.onStreamFallback);
     return parseResponse(continued(params, streamed), { keepItems: stateless });
   }
-  const response = await client.responses.create(params, requestOptions);
+  // Read here, not by the SDK: an empty or non-JSON body then fails with a reason that says so.
+  const answer = await client.responses.create(params, requestOptions).asResponse();
+  const response = readResponseJson(await responseBody(answer), SILENT);
   return parseResponse(continued(params, response), { keepItems: stateless });
 }
 
@@ -115,7 +126,7 @@ async function streamTurn(
   // Only a JSON media type means JSON: events without a content type are read as events, as the SDK does.
   if (mediaType !== 'application/json' && !mediaType.endsWith('+json'))
     return readResponseEvents(events, sink, streamBudgetChars(params.max_output_tokens));
-  const turn = readResponseJson(await response.json(), sink);
+  const turn = readResponseJson(await responseBody(response), sink);
   onStreamFallback?.(
     `The model server answered a streaming request with ${mediaType} instead of server-sent events: ` +
       'each turn is read whole, and watchers see its text only when it ends',

@@ -51,7 +51,9 @@ export async function readResponseEvents(
   let created: Response | undefined;
   let streamed = 0;
   let text = '';
+  let seen = 0;
   for await (const event of events) {
+    seen += 1;
     const delta = (event as { delta?: unknown }).delta;
     if (budgetChars !== undefined && typeof delta === 'string') {
       streamed += delta.length;
@@ -79,7 +81,13 @@ export async function readResponseEvents(
         true,
       );
   }
-  throw new ModelError('ModelError.ServerError', 'The model stream ended before the response did', true);
+  throw new ModelError(
+    seen === 0 ? 'ModelError.EmptyResponse' : 'ModelError.ServerError',
+    seen === 0
+      ? 'The model server answered a streaming request with an empty stream (not one event), which is no answer'
+      : 'The model stream ended before the response did',
+    true,
+  );
 }
 
 /** The response of a turn cut at its stream budget, as the API would have ended it at its cap. */
@@ -114,6 +122,30 @@ function cut(created: Response | undefined, text: string, streamed: number): Res
 }
 
 /**
+ * The JSON a model server answered with, read from its HTTP response: an empty body or one that is
+ * not JSON fails the attempt as retryable (a server fault: `llama-cpp-python`'s server answers some
+ * streaming requests with 200 and no body), with a reason that says what came back.
+ */
+export async function responseBody(response: { status: number; text(): Promise<string> }): Promise<unknown> {
+  const text = await response.text();
+  if (text.trim() === '')
+    throw new ModelError(
+      'ModelError.EmptyResponse',
+      `The model server answered HTTP ${response.status} with an empty body, which is no answer`,
+      true,
+    );
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ModelError(
+      'ModelError.ServerError',
+      `The model server answered HTTP ${response.status} with ${text.length} characters that are not JSON`,
+      true,
+    );
+  }
+}
+
+/**
  * Reads the JSON body a server answered a streaming request with, as a server that does not stream
  * does: tells `sink` the whole response and returns it. An error body fails the attempt as retryable,
  * as a stream's `error` event does.
@@ -129,7 +161,7 @@ export function readResponseJson(body: unknown, sink: TurnSink): Response {
     'ModelError.ServerError',
     typeof error?.message === 'string'
       ? `The model server reported an error (${typeof error.code === 'string' ? error.code : 'no code'}): ${error.message}`
-      : 'The model server answered a streaming request with JSON that is not a response',
+      : 'The model server answered with JSON that is not a response',
     true,
   );
 }

@@ -380,3 +380,51 @@ describe('a streamed turn that writes past its budget (a server that ignores max
     expect(turn.status).toBe('completed');
   });
 });
+
+describe('an answer with nothing in it (llama-cpp-python answers some streaming requests with 200 and no body)', () => {
+  const client = () => createOpenAIClient({ apiKey: 'k', baseURL });
+  const sink = { text: () => undefined, toolCall: () => undefined };
+  const answer =
+    (contentType: string | undefined, body = ''): Respond =>
+    (_request, response) => {
+      response.writeHead(200, contentType === undefined ? {} : { 'content-type': contentType });
+      response.end(body);
+    };
+
+  it.each([
+    ['a plain request, JSON', 'application/json', false],
+    ['a plain request, no content type', undefined, false],
+    ['a streaming request, JSON', 'application/json', true],
+  ])('is no answer: %s with an empty body is retried, saying so', async (_case, contentType, streamed) => {
+    respond = answer(contentType);
+    const error = await callResponses(client(), request, tools, streamed ? { sink } : {}).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({
+      type: 'ModelError.EmptyResponse',
+      retryable: true,
+      message: 'The model server answered HTTP 200 with an empty body, which is no answer',
+    });
+  });
+
+  it('is no answer: a stream with not one event', async () => {
+    respond = answer('text/event-stream');
+    await expect(callResponses(client(), request, tools, { sink })).rejects.toMatchObject({
+      type: 'ModelError.EmptyResponse',
+      retryable: true,
+      message:
+        'The model server answered a streaming request with an empty stream (not one event), which is no answer',
+    });
+  });
+
+  it('names a body that is not JSON by its length, not its text', async () => {
+    respond = answer('application/json', '<html>Bad gateway</html>');
+    await expect(callResponses(client(), request, tools)).rejects.toMatchObject({
+      type: 'ModelError.ServerError',
+      retryable: true,
+      message: 'The model server answered HTTP 200 with 24 characters that are not JSON',
+    });
+  });
+});
