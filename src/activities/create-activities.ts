@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ActivityCancellationDetails } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
@@ -269,6 +270,12 @@ export function createActivities(dependencies: ActivityDependencies) {
       } catch (error) {
         if (error instanceof ApplicationFailure) throw error;
         if (signal.aborted) {
+          const stopped = stoppedBecause(context.cancellationDetails);
+          // Said as it happens: an attempt that timed out is otherwise silent until the retry answers.
+          if (stopped !== undefined)
+            logger().warn(
+              `Model turn ${request.turn}, attempt ${context.info.attempt}: stopped, ${stopped}; Temporal tries the turn again while attempts remain`,
+            );
           if (responseId !== undefined && (await runIsGone(context, logger())))
             await cancelRemote(openai, responseId, logger());
           throw signal.reason;
@@ -278,10 +285,13 @@ export function createActivities(dependencies: ActivityDependencies) {
           host,
           clean: (text) => sanitizer.message(text),
         });
-        logger().warn(`Model turn ${request.turn} failed: ${failure.type}`, {
-          error,
-          retryable: failure.retryable,
-        });
+        logger().warn(
+          `Model turn ${request.turn}, attempt ${context.info.attempt} failed: ${failure.type}: ${failure.message}`,
+          {
+            error,
+            retryable: failure.retryable,
+          },
+        );
         throw ApplicationFailure.create({
           message: failure.message,
           type: failure.type,
@@ -388,4 +398,16 @@ function safeHost(baseURL: string): string {
   } catch {
     return 'the model server';
   }
+}
+
+/**
+ * Why Temporal stopped an attempt, when that is worth a warning: it timed out or the server no
+ * longer knows it (its timeout passed while this worker was unreachable). A cancelled run or a
+ * worker shutting down is said elsewhere.
+ */
+function stoppedBecause(details: ActivityCancellationDetails | undefined): string | undefined {
+  if (details?.timedOut) return "it timed out (the run's modelTimeoutSeconds or heartbeat timeout)";
+  if (details?.notFound)
+    return 'the server no longer knows the attempt (it timed out while this worker could not be reached)';
+  return undefined;
 }
