@@ -91,7 +91,8 @@ describe('payload guards', () => {
     await withScenario(
       server,
       [reply.text('x'.repeat(2_200_000))],
-      { tools: [] },
+      // No output cap, so no stream budget cuts the answer first: the payload guard is what is tested.
+      { tools: [], maxOutputTokens: null },
       async ({ keel, model }) => {
         const runId = await keel.startRun({ task: 'write a novel' });
         const result = await keel.waitForResult(runId);

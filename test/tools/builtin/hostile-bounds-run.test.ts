@@ -47,7 +47,8 @@ describe('a hostile model through a real run', () => {
       reply.text('done'),
     ]);
     try {
-      await withTestWorker(server, { model, workspace }, async ({ keel }) => {
+      // No output cap, so no stream budget cuts the million-character argument before the tool sees it.
+      await withTestWorker(server, { model, workspace, maxOutputTokens: null }, async ({ keel }) => {
         const runId = await keel.startRun({ task: 'attack the worker', heartbeatTimeoutSeconds: 2 });
         expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed', finalText: 'done' });
       });
