@@ -79,6 +79,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: ['test/cluster/**', '**/node_modules/**', ...unitTests, ...terminalTests, ...browserTests],
+          isolate: false,
         },
       },
       ...(withoutTerminal ? [] : [{ test: { ...withServer, name: 'terminal', include: terminalTests } }]),

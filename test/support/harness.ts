@@ -50,12 +50,18 @@ export async function connectTestServer(): Promise<TestServer> {
   };
 }
 
-let registered: Promise<boolean> | undefined;
+// By connection, not once per process: a process runs many test files, and some start servers of their own.
+const registered = new WeakMap<object, Promise<boolean>>();
 
-/** Registers Keel's search attributes on the test server, once per test process, as a worker would. */
+/** Registers Keel's search attributes on the test server, once per connection, as a worker would. */
 function registerSearchAttributes(server: TestServer): Promise<boolean> {
-  registered ??= ensureSearchAttributes(server.client.connection, inject('temporalNamespace'), silentLogger);
-  return registered;
+  const connection = server.client.connection;
+  let done = registered.get(connection);
+  if (done === undefined) {
+    done = ensureSearchAttributes(connection, inject('temporalNamespace'), silentLogger);
+    registered.set(connection, done);
+  }
+  return done;
 }
 
 /** A temporary directory to use as a workspace. */
