@@ -27,6 +27,7 @@ export const unitTests = [
   'test/eslint-rules/no-unawaited-promise-variable.test.ts',
   'test/eval/assertions.test.ts',
   'test/eval/call-diff.test.ts',
+  'test/eval/candidate-input.test.ts',
   'test/eval/compare.test.ts',
   'test/eval/eval-file.test.ts',
   'test/eval/eval-plan.test.ts',

@@ -22,6 +22,7 @@ export interface EvalOptions {
   model: string | undefined;
   agent: string | undefined;
   tools: string[] | undefined;
+  conversation: string | undefined;
   unmatched: string | undefined;
   allowTools: string[] | undefined;
   match: string | undefined;
@@ -80,11 +81,19 @@ export async function evalPlan(options: EvalOptions): Promise<EvalPlan> {
     ...(fromFile?.model !== undefined ? { model: fromFile.model } : {}),
     ...(fromFile?.agent !== undefined ? { agent: fromFile.agent } : {}),
     ...(fromFile?.tools !== undefined ? { tools: fromFile.tools } : {}),
+    ...(fromFile?.conversation !== undefined ? { conversation: fromFile.conversation } : {}),
   };
   if (instructions !== undefined) candidate.instructions = instructions;
   if (options.model !== undefined) candidate.model = options.model;
   if (options.agent !== undefined) candidate.agent = options.agent;
   if (options.tools !== undefined) candidate.tools = options.tools;
+  if (options.conversation !== undefined) {
+    if (options.conversation !== 'chained' && options.conversation !== 'stateless')
+      throw new UsageError(
+        `--conversation must be chained or stateless, not ${JSON.stringify(options.conversation)}`,
+      );
+    candidate.conversation = options.conversation;
+  }
   let unmatched: UnmatchedCallPolicy = file?.unmatched ?? 'refuse';
   if (options.unmatched !== undefined) {
     const parsed = UnmatchedCallPolicy.safeParse(options.unmatched);

@@ -57,9 +57,9 @@ TEMPORAL_ADDRESS and no worker polling the task queue, it says so and waits for 
   --approve <a,b>        tools whose calls wait for your approval (keel approve / reject)
   --session              stay open after the answer for \`keel send\` messages; following stops at
                          each answer
-  --conversation <mode>  chained (the model server keeps the conversation; default) or stateless
-                         (the run sends it whole each turn, for servers that keep none);
-                         default: the worker's KEEL_CONVERSATION
+  --conversation <mode>  chained (the model server keeps the conversation) or stateless (the run
+                         sends it whole each turn, for servers that keep none); default: the
+                         worker's KEEL_CONVERSATION
   --instructions <text>  system instructions${COMMON}`,
   chat: `Usage: keel chat [<session id>] [options]
 
@@ -165,6 +165,7 @@ The candidate (over the eval file's):
   --model <name>           another model
   --agent <name>           a named agent of the worker's
   --tools <a,b>            another tool set
+  --conversation <mode>    chained or stateless (default: the recorded run's, else the worker's)
 Replay:
   --unmatched <policy>     a call with no recorded answer: refuse (default; the model is told), run
                            (read-only tools, and those in --allow-tools), or diverge (the case stops)

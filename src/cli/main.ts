@@ -89,6 +89,7 @@ const ACCEPTS: Record<string, string[]> = {
     'model',
     'agent',
     'tools',
+    'conversation',
     'unmatched',
     'allow-tools',
     'match',
@@ -209,6 +210,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           model: values.model,
           agent: values.agent,
           tools: values.tools === undefined ? undefined : names(values.tools, '--tools'),
+          conversation: values.conversation,
           unmatched: values.unmatched,
           allowTools:
             values['allow-tools'] === undefined ? undefined : names(values['allow-tools'], '--allow-tools'),

@@ -3,12 +3,14 @@ import type { RunReplayArgs, UnmatchedCallPolicy } from '../contract/replay.js';
 import type { RunInputArgs } from '../contract/run-input.js';
 import type { RunTranscript } from './recorded-run.js';
 
-/** What an eval changes for its candidate: any of the run's instructions, model, agent and tools. */
+/** What an eval changes for its candidate: any of the run's instructions, model, agent, tools and conversation. */
 export interface CandidateSettings {
   instructions?: string;
   model?: string;
   agent?: string;
   tools?: string[];
+  /** `stateless` for a model server that keeps no conversation (llama.cpp, Ollama, LiteLLM without a database). */
+  conversation?: 'chained' | 'stateless';
 }
 
 /** How the candidate's calls that the recording has no answer for are handled. */

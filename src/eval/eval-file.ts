@@ -11,7 +11,7 @@ import { Expectations, mergeExpectations } from './assertions.js';
 const ToolName = z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name');
 const SOURCES = ['run', 'history', 'query', 'task'] as const;
 
-/** What the candidate changes: other instructions (inline or from a file), model, agent or tools. */
+/** What the candidate changes: other instructions (inline or from a file), model, agent, tools or conversation. */
 export const EvalCandidate = z
   .strictObject({
     instructions: z.string().max(200_000).optional(),
@@ -20,6 +20,8 @@ export const EvalCandidate = z
     model: z.string().trim().min(1).max(200).optional(),
     agent: z.string().regex(TOOL_NAME_PATTERN, 'is not a valid agent name').optional(),
     tools: z.array(ToolName).max(128).optional(),
+    /** How the candidate run keeps its conversation; the worker's `KEEL_CONVERSATION` when absent. */
+    conversation: z.enum(['chained', 'stateless']).optional(),
   })
   .refine((candidate) => candidate.instructions === undefined || candidate.instructionsFile === undefined, {
     message: 'set instructions or instructionsFile, not both',

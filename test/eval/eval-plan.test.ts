@@ -24,6 +24,7 @@ const NO_OPTIONS: EvalOptions = {
   model: undefined,
   agent: undefined,
   tools: undefined,
+  conversation: undefined,
   unmatched: undefined,
   allowTools: undefined,
   match: undefined,
@@ -74,6 +75,22 @@ describe('evalPlan --limit', () => {
     await expect(evalPlan({ ...NO_OPTIONS, file, limit: 3 })).rejects.toThrow(UsageError);
     await expect(evalPlan({ ...NO_OPTIONS, runs: ['keel-1'], limit: 3 })).rejects.toThrow(
       /--limit goes with --query, or with an eval file that has query cases/u,
+    );
+  });
+});
+
+describe('evalPlan --conversation', () => {
+  it("takes the eval file's, and the option over it; refuses a mode that is neither", async () => {
+    const file = await evalFile({
+      cases: [{ id: 'one', task: 'say hi' }],
+      candidate: { conversation: 'stateless' },
+    });
+    expect((await evalPlan({ ...NO_OPTIONS, file })).candidate).toEqual({ conversation: 'stateless' });
+    expect((await evalPlan({ ...NO_OPTIONS, file, conversation: 'chained' })).candidate).toEqual({
+      conversation: 'chained',
+    });
+    await expect(evalPlan({ ...NO_OPTIONS, file, conversation: 'stored' })).rejects.toThrow(
+      new UsageError('--conversation must be chained or stateless, not "stored"'),
     );
   });
 });
