@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AgentName } from '../contract/agent-profile.js';
 import { refuseApprovalsOutsideTools } from '../contract/approval-tools.js';
 import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
-import { RunBudgets, RunLimits } from '../contract/run-input.js';
+import { MaxOutputTokens, RunBudgets, RunLimits } from '../contract/run-input.js';
 import { McpServerList } from '../mcp/server-config.js';
 
 const toolNames = z
@@ -12,7 +12,7 @@ const toolNames = z
 
 /**
  * What `defineAgent` takes: a name callers start runs with, the instructions, and the defaults a
- * run uses unless it sets its own (model, tools, approvals, limits, budgets).
+ * run uses unless it sets its own (model, tools, approvals, limits, budgets, output cap).
  */
 export const AgentDefinition = z
   .strictObject({
@@ -28,6 +28,8 @@ export const AgentDefinition = z
     approvalTools: toolNames.optional(),
     limits: RunLimits.partial().strict().optional(),
     budgets: RunBudgets.partial().strict().optional(),
+    /** Most output tokens a turn of the agent's runs may spend; the worker's `KEEL_MAX_OUTPUT_TOKENS` when absent. */
+    maxOutputTokens: MaxOutputTokens.optional(),
     /**
      * MCP servers of this agent's own: the worker starts them with its own, and their tools are
      * offered only in this agent's runs (and named in its version).

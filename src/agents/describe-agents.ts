@@ -34,6 +34,7 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
       ...(agent.approvalTools !== undefined ? { approvalTools: [...agent.approvalTools] } : {}),
       ...(agent.limits !== undefined ? { limits: agent.limits } : {}),
       ...(agent.budgets !== undefined ? { budgets: agent.budgets } : {}),
+      ...(agent.maxOutputTokens !== undefined ? { maxOutputTokens: agent.maxOutputTokens } : {}),
     });
   }
   return profiles;

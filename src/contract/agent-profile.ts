@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TOOL_NAME_PATTERN } from './defaults.js';
-import { RunBudgets, RunLimits } from './run-input.js';
+import { MaxOutputTokens, RunBudgets, RunLimits } from './run-input.js';
 
 /** How an agent is named: like a tool (letters, digits, `_`, `-`; at most 64). */
 export const AgentName = z.string().regex(TOOL_NAME_PATTERN, 'is not a valid agent name');
@@ -30,5 +30,7 @@ export const AgentProfile = z.object({
   approvalTools: z.array(z.string()).optional(),
   limits: RunLimits.partial().optional(),
   budgets: RunBudgets.partial().optional(),
+  /** Most output tokens a turn may spend, unless the run sets its own. */
+  maxOutputTokens: MaxOutputTokens.optional(),
 });
 export type AgentProfile = z.infer<typeof AgentProfile>;

@@ -44,6 +44,9 @@ export function applyAgent(input: RunInput, profile: WorkerProfile): AgentRunInp
     ...defaults(agent, input),
     ...(input.instructions === undefined ? { instructions: agent.instructions } : {}),
     ...(input.model === undefined && agent.model !== undefined ? { model: agent.model } : {}),
+    ...(input.maxOutputTokens === undefined && agent.maxOutputTokens !== undefined
+      ? { maxOutputTokens: agent.maxOutputTokens }
+      : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(approvalTools.length > 0 ? { approvalTools } : {}),
   };

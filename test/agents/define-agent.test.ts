@@ -29,6 +29,22 @@ describe('defineAgent', () => {
       /limits.maxTurns/,
     );
     expect(() => defineAgent({ name: 'a', instructions: 'x', colour: 'red' } as never)).toThrow(/colour/);
+    expect(() => defineAgent({ name: 'a', instructions: 'x', maxOutputTokens: 8 })).toThrow(
+      /maxOutputTokens/,
+    );
+  });
+
+  it('hands its output cap to the profile runs read it from, and none when it sets none', () => {
+    const tools = new ToolRegistry([lookup()]);
+    const profiles = describeAgents(
+      [
+        defineAgent({ name: 'brief', instructions: 'Answer in a line.', maxOutputTokens: 256 }),
+        defineAgent({ name: 'free', instructions: 'Answer.' }),
+      ],
+      tools,
+    );
+    expect(profiles.get('brief')?.maxOutputTokens).toBe(256);
+    expect(profiles.get('free')).not.toHaveProperty('maxOutputTokens');
   });
 });
 

@@ -22,4 +22,18 @@ describe('applyAgent', () => {
     expect(overridden.agent).toEqual({ name: 'triage', version: 'abc123', instructionsOverridden: true });
     expect(overridden.input.instructions).toBe('Ignore it.');
   });
+
+  it("caps the agent's turns at its maxOutputTokens, unless the run sets its own", () => {
+    const capped: WorkerProfile = { ...profile, agent: { ...profile.agent!, maxOutputTokens: 800 } };
+    expect(applyAgent(RunInput.parse({ agent: 'triage', task: 't' }), capped).input.maxOutputTokens).toBe(
+      800,
+    );
+    expect(
+      applyAgent(RunInput.parse({ agent: 'triage', task: 't', maxOutputTokens: 64 }), capped).input
+        .maxOutputTokens,
+    ).toBe(64);
+    expect(applyAgent(RunInput.parse({ agent: 'triage', task: 't' }), profile).input).not.toHaveProperty(
+      'maxOutputTokens',
+    );
+  });
 });
