@@ -16,6 +16,13 @@ import {
 import type { ProgressDisplay } from './status-line.js';
 import { printable } from './terminal-text.js';
 
+/**
+ * How long one look at the run's state may take. A query that reaches a worker which never answers
+ * it (a frozen process, or a poll the worker had given up before the server handed it the query)
+ * blocks for the server's 30 s: following would show nothing that long. It asks again instead.
+ */
+const STATE_QUERY_DEADLINE_MS = 5_000;
+
 /** How following a run ended. */
 export type FollowOutcome =
   | { kind: 'ended'; result: RunResult }
@@ -100,7 +107,9 @@ export async function followRun(
         liveText = showLiveText(keel, runId, display, live.signal).catch(() => undefined);
       let state: RunState | undefined;
       try {
-        state = await keel.getRunState(runId);
+        state = await keel.temporal.connection.withDeadline(Date.now() + STATE_QUERY_DEADLINE_MS, () =>
+          keel.getRunState(runId),
+        );
       } catch {
         // No worker answers queries right now; the run waits for one too.
         if (status.name === 'RUNNING' && !waitingSaid) display.line('… waiting for a worker');
