@@ -1,13 +1,13 @@
 import proto from '@temporalio/proto';
 import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
-import { printable } from './terminal-text.js';
+import { cutToWidth, printable } from './terminal-text.js';
 
 /** One of a run's pending activities, as the server describes it. */
 export type PendingActivity = proto.temporal.api.workflow.v1.IPendingActivityInfo;
 
 const { TimeoutType } = proto.temporal.api.enums.v1;
 
-/** The most characters of a failed attempt's reason a line shows. */
+/** The most terminal columns of a failed attempt's reason a line shows. */
 const REASON_CHARS = 200;
 
 /**
@@ -44,5 +44,5 @@ function why(failure: proto.temporal.api.failure.v1.IFailure | null | undefined)
   if (timeout === TimeoutType.TIMEOUT_TYPE_HEARTBEAT) return 'lost its worker (no heartbeat)';
   const reason = printable(failure?.message ?? '', { singleLine: true });
   if (reason === '') return 'failed';
-  return `failed: ${reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS - 1)}…` : reason}`;
+  return `failed: ${cutToWidth(reason, REASON_CHARS)}`;
 }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { UnmatchedCallPolicy } from '../contract/replay.js';
+import { ConversationMode } from '../contract/run-input.js';
 import type { Expectations } from '../eval/assertions.js';
 import type { CandidateSettings } from '../eval/candidate-input.js';
 import type { CaseSource } from '../eval/collect-cases.js';
@@ -88,11 +89,12 @@ export async function evalPlan(options: EvalOptions): Promise<EvalPlan> {
   if (options.agent !== undefined) candidate.agent = options.agent;
   if (options.tools !== undefined) candidate.tools = options.tools;
   if (options.conversation !== undefined) {
-    if (options.conversation !== 'chained' && options.conversation !== 'stateless')
+    const parsed = ConversationMode.safeParse(options.conversation);
+    if (!parsed.success)
       throw new UsageError(
         `--conversation must be chained or stateless, not ${JSON.stringify(options.conversation)}`,
       );
-    candidate.conversation = options.conversation;
+    candidate.conversation = parsed.data;
   }
   let unmatched: UnmatchedCallPolicy = file?.unmatched ?? 'refuse';
   if (options.unmatched !== undefined) {

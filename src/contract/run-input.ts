@@ -80,10 +80,14 @@ export const RunBudgets = z.object({
 });
 export type RunBudgets = z.infer<typeof RunBudgets>;
 
-/** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
 /** Most output tokens one turn may spend, reasoning included (`max_output_tokens`). */
 export const MaxOutputTokens = z.number().int().min(16);
 
+/** How a run keeps its conversation: on the model server (`chained`) or itself, sent whole each turn (`stateless`). */
+export const ConversationMode = z.enum(['chained', 'stateless']);
+export type ConversationMode = z.infer<typeof ConversationMode>;
+
+/** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
 export const RunInput = z
   .strictObject({
     task: z
@@ -170,12 +174,9 @@ export const RunInput = z
       .describe(
         `In a session, seconds without a message after an answer before the run ends (default ${DEFAULT_IDLE_TIMEOUT_SECONDS}).`,
       ),
-    conversation: z
-      .enum(['chained', 'stateless'])
-      .optional()
-      .describe(
-        "chained: the model server keeps the conversation (previous_response_id). stateless: store=false, the run keeps every item itself (zero data retention). Default: the worker's KEEL_CONVERSATION, else chained.",
-      ),
+    conversation: ConversationMode.optional().describe(
+      "chained: the model server keeps the conversation (previous_response_id). stateless: store=false, the run keeps every item itself (zero data retention). Default: the worker's KEEL_CONVERSATION, else chained.",
+    ),
     continueAsNewAfterTurns: z
       .number()
       .int()

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AgentName, AgentProfile } from './agent-profile.js';
-import { RunBudgets, RunLimits } from './run-input.js';
+import { ConversationMode, RunBudgets, RunLimits } from './run-input.js';
 import { ModelPrice } from './usage.js';
 
 /** What the workflow needs to know about a tool: no code, no schema, just routing metadata. */
@@ -33,7 +33,7 @@ export const WorkerProfile = z.object({
   /** Budgets the worker's operator set for runs that set none. Absent in older histories. */
   budgets: RunBudgets.partial().optional(),
   /** How runs that name none keep their conversation (`KEEL_CONVERSATION`); chained when absent. */
-  conversation: z.enum(['chained', 'stateless']).optional(),
+  conversation: ConversationMode.optional(),
   /** US dollars per million tokens, by model name, for cost budgets (`KEEL_MODEL_PRICES`). */
   prices: z.record(z.string(), ModelPrice).optional(),
   /** The names of the agents the worker offers. Absent in older histories and on workers without agents. */

@@ -1,6 +1,6 @@
 import { RecordedCall } from '../contract/replay.js';
 import type { RunReplayArgs, UnmatchedCallPolicy } from '../contract/replay.js';
-import type { RunInputArgs } from '../contract/run-input.js';
+import type { ConversationMode, RunInputArgs } from '../contract/run-input.js';
 import type { RunTranscript } from './recorded-run.js';
 
 /** What an eval changes for its candidate: any of the run's instructions, model, agent, tools and conversation. */
@@ -10,7 +10,7 @@ export interface CandidateSettings {
   agent?: string;
   tools?: string[];
   /** `stateless` for a model server that keeps no conversation (llama.cpp, Ollama, LiteLLM without a database). */
-  conversation?: 'chained' | 'stateless';
+  conversation?: ConversationMode;
 }
 
 /** How the candidate's calls that the recording has no answer for are handled. */

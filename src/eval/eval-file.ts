@@ -6,6 +6,7 @@ import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
 import { DEFAULT_EVAL_CONCURRENCY } from '../contract/eval-input.js';
 import { formatPath } from '../contract/format-issues.js';
 import { UnmatchedCallPolicy } from '../contract/replay.js';
+import { ConversationMode } from '../contract/run-input.js';
 import { Expectations, mergeExpectations } from './assertions.js';
 
 const ToolName = z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name');
@@ -21,7 +22,7 @@ export const EvalCandidate = z
     agent: z.string().regex(TOOL_NAME_PATTERN, 'is not a valid agent name').optional(),
     tools: z.array(ToolName).max(128).optional(),
     /** How the candidate run keeps its conversation; the worker's `KEEL_CONVERSATION` when absent. */
-    conversation: z.enum(['chained', 'stateless']).optional(),
+    conversation: ConversationMode.optional(),
   })
   .refine((candidate) => candidate.instructions === undefined || candidate.instructionsFile === undefined, {
     message: 'set instructions or instructionsFile, not both',

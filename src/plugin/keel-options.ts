@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { AgentDefinition } from '../agents/agent-definition.js';
-import { MaxOutputTokens, RunBudgets, RunLimits } from '../contract/run-input.js';
+import { ConversationMode, MaxOutputTokens, RunBudgets, RunLimits } from '../contract/run-input.js';
 import { ModelPrice } from '../contract/usage.js';
 import type { Logger } from '../logger.js';
 import { McpServerList } from '../mcp/server-config.js';
@@ -168,7 +168,7 @@ export const KeelOptions = z.strictObject({
    * How runs that name none keep their conversation (`KEEL_CONVERSATION`): `stateless` for a model
    * server that keeps none (LiteLLM without a database, Ollama, llama.cpp). Chained when absent.
    */
-  conversation: z.enum(['chained', 'stateless']).optional(),
+  conversation: ConversationMode.optional(),
   /**
    * Paces model calls (`KEEL_MODEL_CONCURRENCY`, `KEEL_MODEL_TOKENS_PER_MINUTE`): this worker's own, or,
    * with `store` (a postgres URL, `KEEL_MODEL_PACING_STORE`), shared by every worker of `pool` there.
