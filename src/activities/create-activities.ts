@@ -31,6 +31,7 @@ import type { IdempotencyStore } from '../tools/idempotency.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { withHeartbeats } from './heartbeat.js';
 import type { Beat } from './heartbeat.js';
+import { sayAttempt } from './say-attempt.js';
 import { runIsGone } from './run-is-gone.js';
 import { liveTurnPublisher, turnPublisher } from './turn-publisher.js';
 import type { LiveHub } from '../stream/live-hub.js';
@@ -233,7 +234,14 @@ export function createActivities(dependencies: ActivityDependencies) {
           : undefined;
       let spent: number | undefined;
       let outcome: 'completed' | 'failed' = 'failed';
+      let told: Promise<void> | undefined;
       try {
+        // A retry says so to its run while the model works (a run from before it listened is not told).
+        if (request.sayRetries === true)
+          // (It logs its own failure and never rejects; the handler is a belt for the braces.)
+          told = sayAttempt(context, request.turn, (text) => sanitizer.message(text), logger).catch(
+            () => undefined,
+          );
         // Heartbeats from the start, the background create included: a server slow to accept must not
         // look like a dead worker, or every attempt would time out and pay for another generation.
         const turn = await withHeartbeats((beat) => {
@@ -302,6 +310,7 @@ export function createActivities(dependencies: ActivityDependencies) {
         await publisher?.close();
         live?.end(outcome);
         await permit?.release(spent);
+        await told;
       }
     },
 

@@ -1,11 +1,10 @@
-import proto from '@temporalio/proto';
+import type proto from '@temporalio/proto';
+import { attemptReason } from '../activities/attempt-reason.js';
 import { ACTIVITY_NAMES, LEGACY_ACTIVITY_NAMES } from '../contract/activity-names.js';
 import { cutToWidth, printable } from './terminal-text.js';
 
 /** One of a run's pending activities, as the server describes it. */
 export type PendingActivity = proto.temporal.api.workflow.v1.IPendingActivityInfo;
-
-const { TimeoutType } = proto.temporal.api.enums.v1;
 
 /** The most terminal columns of a failed attempt's reason a line shows. */
 const REASON_CHARS = 200;
@@ -25,9 +24,11 @@ export function retryLines(pending: readonly PendingActivity[], said: Set<string
     if (said.has(key)) continue;
     said.add(key);
     const of = activity.maximumAttempts ? ` of ${activity.maximumAttempts}` : '';
-    lines.push(
-      `  ↻ ${what(activity.activityType?.name)} ${why(activity.lastFailure)}; trying again (attempt ${attempt}${of})`,
+    const reason = cutToWidth(
+      printable(attemptReason(activity.lastFailure), { singleLine: true }),
+      REASON_CHARS,
     );
+    lines.push(`  ↻ ${what(activity.activityType?.name)} ${reason}; trying again (attempt ${attempt}${of})`);
   }
   return lines;
 }
@@ -36,13 +37,4 @@ function what(type: string | null | undefined): string {
   if (type === ACTIVITY_NAMES.callModel || type === LEGACY_ACTIVITY_NAMES.callModel) return 'the model call';
   if (type === ACTIVITY_NAMES.executeTool || type === LEGACY_ACTIVITY_NAMES.executeTool) return 'a tool call';
   return `the ${printable(type ?? 'activity', { singleLine: true })} call`;
-}
-
-function why(failure: proto.temporal.api.failure.v1.IFailure | null | undefined): string {
-  const timeout = failure?.timeoutFailureInfo?.timeoutType;
-  if (timeout === TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE) return 'had no answer within its timeout';
-  if (timeout === TimeoutType.TIMEOUT_TYPE_HEARTBEAT) return 'lost its worker (no heartbeat)';
-  const reason = printable(failure?.message ?? '', { singleLine: true });
-  if (reason === '') return 'failed';
-  return `failed: ${cutToWidth(reason, REASON_CHARS)}`;
 }

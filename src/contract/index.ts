@@ -3,6 +3,7 @@ export * from './defaults.js';
 export * from './eval-input.js';
 export * from './failure-type.js';
 export * from './format-issues.js';
+export * from './model-attempt.js';
 export * from './model-request.js';
 export * from './model-turn.js';
 export * from './replay.js';

@@ -55,5 +55,10 @@ export const ModelRequest = z.object({
    * generated; the worker may have streaming off, and then sends a plain request.
    */
   live: z.boolean().optional(),
+  /**
+   * The run takes the `keel.modelAttempt` signal: an attempt after the first says so to the run
+   * (its state query and current details). Absent in runs from before it did.
+   */
+  sayRetries: z.boolean().optional(),
 });
 export type ModelRequest = z.infer<typeof ModelRequest>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentStamp } from './agent-profile.js';
+import { ModelAttempt } from './model-attempt.js';
 import { RunResult } from './run-result.js';
 import { Usage } from './usage.js';
 
@@ -30,6 +31,11 @@ export const RunState = z.object({
   model: z.string().nullable(),
   /** The agent the run was started with, and the version its latest turn ran under. */
   agent: AgentStamp.optional(),
+  /**
+   * While the current model turn is being tried again: which attempt, and why the last one failed.
+   * Absent otherwise (and in runs started before Keel said it).
+   */
+  modelAttempt: ModelAttempt.optional(),
   /** Calls of the current turn that have no observation yet. */
   pendingCalls: z.array(z.object({ callId: z.string(), name: z.string() })),
   toolCalls: z.number().int().nonnegative(),

@@ -1,6 +1,7 @@
 import { log, setCurrentDetails, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { MAX_QUEUED_MESSAGES, QUEUED_MESSAGES_BYTES_LIMIT } from '../contract/defaults.js';
 import { formatIssues } from '../contract/format-issues.js';
+import { MODEL_ATTEMPT_SIGNAL, ModelAttempt } from '../contract/model-attempt.js';
 import { jsonBytes } from '../contract/payload.js';
 import type { RunInput } from '../contract/run-input.js';
 import { SendArgs } from '../contract/run-messages.js';
@@ -12,6 +13,7 @@ import {
   approveUpdate,
   endSessionSignal,
   endSessionUpdate,
+  modelAttemptSignal,
   rejectSignal,
   rejectUpdate,
   sendSignal,
@@ -93,6 +95,10 @@ export function setMessageHandlers(inbox: Inbox, signals: boolean): void {
     validator: (...args) => endSession.check(args),
     description: 'End a session once it has answered (it ends at once when idle).',
   });
+  // Sent by a model turn's retry (requests ask for it with `sayRetries`), in runs of every age.
+  setHandler(modelAttemptSignal, (...args: unknown[]) => noteModelAttempt(inbox, args), {
+    description: "Sent by a model turn's attempt after the first: the state and current details say it.",
+  });
   if (!signals) return;
 
   const asSignal =
@@ -130,6 +136,22 @@ function asUpdate<Answer>(name: string, message: Message<Answer>) {
       throw asWorkflowFailure(error, `${name} update`);
     }
   };
+}
+
+/**
+ * A retry of the current model turn: the state and the current details say so until the turn ends.
+ * One for another turn (it ended meanwhile) is old news and changes nothing.
+ */
+function noteModelAttempt(inbox: Inbox, args: readonly unknown[]): void {
+  const parsed = ModelAttempt.safeParse(args[0]);
+  if (!parsed.success) {
+    refuse(inbox, MODEL_ATTEMPT_SIGNAL, formatIssues(parsed.error).join('; '));
+    return;
+  }
+  const { state, input } = inbox;
+  if (state.phase !== 'thinking' || parsed.data.turn !== state.turn) return;
+  state.modelAttempt = parsed.data;
+  setCurrentDetails(currentDetails(state, input.task));
 }
 
 function refuse({ state, input }: Inbox, signal: string, reason: string): void {

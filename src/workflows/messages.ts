@@ -7,6 +7,8 @@ import type {
   SendReceipt,
 } from '../contract/run-messages.js';
 import type { RunState } from '../contract/run-state.js';
+import { MODEL_ATTEMPT_SIGNAL } from '../contract/model-attempt.js';
+import type { ModelAttempt } from '../contract/model-attempt.js';
 
 /** Live state of a run: phase, turn, pending calls, usage. Shared by the workflow and every client. */
 export const stateQuery = defineQuery<RunState>('state');
@@ -34,3 +36,6 @@ export const sendSignal = defineSignal<[SendArgs]>('send');
 
 /** {@link endSessionUpdate} as a signal, for clients without updates. */
 export const endSessionSignal = defineSignal<[]>('endSession');
+
+/** Sent by a model turn's attempt after the first (see `ModelAttempt`); not for clients. */
+export const modelAttemptSignal = defineSignal<[ModelAttempt]>(MODEL_ATTEMPT_SIGNAL);

@@ -100,6 +100,11 @@ export function currentDetails(state: RunState, task: string): string {
       (state.agent !== undefined ? ` · agent ${state.agent.name} (version ${state.agent.version})` : ''),
     `Task: ${preview(task.trim().split('\n', 1)[0] ?? '', TASK_PREVIEW)}`,
   ];
+  if (state.modelAttempt !== undefined) {
+    const { turn, attempt, maxAttempts, reason } = state.modelAttempt;
+    const of = maxAttempts !== null ? ` of ${maxAttempts}` : '';
+    lines.push(`**Trying turn ${turn} again** (attempt ${attempt}${of}): the last attempt ${reason}`);
+  }
   const lastCall = lastEvent(state.events, 'observation');
   if (lastCall !== undefined) {
     lines.push(`Last tool: \`${lastCall.name}\` → ${lastCall.ok ? 'ok' : (lastCall.error ?? 'error')}`);

@@ -43,6 +43,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
     ...(run.agent !== undefined ? { agent: run.agent } : {}),
+    sayRetries: true,
     ...(run.stream === undefined || input.stream === false
       ? {}
       : run.stream.live
@@ -64,10 +65,12 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
   try {
     turn = await callModel(run, request);
   } catch (error) {
+    delete state.modelAttempt;
     run.stream?.failTurn(state.turn);
     rethrowIfCancelled(error, () => publish(run, { status: 'cancelled' }));
     return finishStep(stepFailure('model turn', error));
   }
+  delete state.modelAttempt;
   recordModelTurn(run, turn);
 
   if (turn.toolCalls.length === 0) return answeredStep(run, turn);

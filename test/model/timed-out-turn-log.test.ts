@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL_ATTEMPT_SIGNAL } from '../../src/contract/model-attempt.js';
+import { deferred } from '../support/deferred.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
+import { historyEvents } from '../support/history.js';
 import { RecordingLogger } from '../support/loggers.js';
+import { waitForState } from '../support/run-state.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
 
 let server: TestServer;
@@ -39,4 +43,56 @@ describe('a model attempt that times out', () => {
       }
     },
   );
+});
+
+describe('a model turn tried again', () => {
+  it("is said in the run's state query and current details while the retry works, and forgotten once it answers", async () => {
+    const answer = deferred();
+    const model = await ScriptedModel.start([
+      reply.hang(),
+      reply.held(reply.text('second time lucky'), answer.promise),
+    ]);
+    try {
+      await withTestWorker(server, { model }, async ({ keel }) => {
+        const runId = await keel.startRun({ task: 'answer', modelTimeoutSeconds: 2 });
+        const state = await waitForState(keel, runId, (seen) => seen.modelAttempt !== undefined);
+        // Foreground, the attempt's own request timeout may fail it just before Temporal's does.
+        expect(Object.keys(state.modelAttempt!).sort()).toEqual(['attempt', 'maxAttempts', 'reason', 'turn']);
+        expect(state.modelAttempt).toMatchObject({ turn: 1, attempt: 2, maxAttempts: 8 });
+        expect(state.modelAttempt?.reason).toMatch(/^(had no answer within its timeout|failed: .*tim)/u);
+        expect(state.phase).toBe('thinking');
+        const metadata = await server.client.workflow
+          .getHandle(runId)
+          .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+        expect(metadata.currentDetails).toContain(
+          `**Trying turn 1 again** (attempt 2 of 8): the last attempt ${state.modelAttempt!.reason}`,
+        );
+
+        // Anyone can send the signal: one that is not what a retry sends is refused visibly, not taken.
+        await server.client.workflow.getHandle(runId).signal(MODEL_ATTEMPT_SIGNAL, { turn: 1, attempt: 1 });
+        const refused = await waitForState(keel, runId, (seen) =>
+          seen.events.some((event) => event.kind === 'refused'),
+        );
+        const refusal = refused.events.find((event) => event.kind === 'refused');
+        expect(refusal?.kind === 'refused' && refusal.signal).toBe(MODEL_ATTEMPT_SIGNAL);
+        expect(refusal?.kind === 'refused' && refusal.reason).toMatch(/attempt/u);
+        expect(refused.modelAttempt).toEqual(state.modelAttempt);
+
+        answer.resolve();
+        expect(await keel.waitForResult(runId)).toMatchObject({
+          status: 'completed',
+          finalText: 'second time lucky',
+        });
+        const after = await keel.getRunState(runId);
+        expect(after.modelAttempt).toBeUndefined();
+        // One signal for the one retry (and the test's own): a first attempt costs nothing.
+        const signals = (await historyEvents(server.client, runId)).filter(
+          (event) => event.workflowExecutionSignaledEventAttributes?.signalName === MODEL_ATTEMPT_SIGNAL,
+        );
+        expect(signals).toHaveLength(2);
+      });
+    } finally {
+      await model.close();
+    }
+  });
 });

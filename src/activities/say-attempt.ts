@@ -1,0 +1,48 @@
+import type { Context } from '@temporalio/activity';
+import { MODEL_ATTEMPT_REASON_CHARS, MODEL_ATTEMPT_SIGNAL } from '../contract/model-attempt.js';
+import type { ModelAttempt } from '../contract/model-attempt.js';
+import type { Logger } from '../logger.js';
+import { attemptReason } from './attempt-reason.js';
+
+/** Longest wait for Temporal to describe the run and take the signal; the turn goes on meanwhile. */
+export const SAY_ATTEMPT_TIMEOUT_MS = 5_000;
+
+/**
+ * Tells the run that this model turn is being tried again (attempt 2 or later): which attempt of
+ * how many and why the last one failed, both as the server keeps them on the pending activity. The
+ * run shows it in its state query and current details until the turn ends. Costs a describe and a
+ * signal (one history event) per retry, none on a first attempt. Best effort: a failure is logged,
+ * never the turn's.
+ */
+export async function sayAttempt(
+  context: Context,
+  turn: number,
+  clean: (text: string) => string,
+  logger: () => Logger,
+): Promise<void> {
+  const { attempt, activityId, workflowExecution: execution } = context.info;
+  if (attempt < 2 || execution === undefined) return;
+  try {
+    const client = context.client;
+    const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
+    await client.withDeadline(Date.now() + SAY_ATTEMPT_TIMEOUT_MS, async () => {
+      const { raw } = await handle.describe();
+      const pending = raw.pendingActivities?.find((activity) => activity.activityId === activityId);
+      const reason = clean(attemptReason(pending?.lastFailure)).slice(0, MODEL_ATTEMPT_REASON_CHARS);
+      const said: ModelAttempt = {
+        turn,
+        attempt,
+        maxAttempts: pending?.maximumAttempts ? pending.maximumAttempts : null,
+        reason,
+      };
+      await handle.signal(MODEL_ATTEMPT_SIGNAL, said);
+    });
+  } catch (error) {
+    logger().warn(
+      `Could not tell run ${execution.workflowId} that model turn ${turn} is on attempt ${attempt}`,
+      {
+        error,
+      },
+    );
+  }
+}
