@@ -62,7 +62,7 @@ export async function callResponses(
       signal,
       ...(options.sink !== undefined ? { sink: options.sink } : {}),
     });
-    return parseResponse(continued(params, response));
+    return parseResponse(atCap(params, continued(params, response)));
   }
   // Temporal retries a model turn: the SDK's own retries, whatever the client says, would multiply
   // attempts and hide failures from history.
@@ -73,12 +73,25 @@ export async function callResponses(
   };
   if (options.sink !== undefined) {
     const streamed = await streamTurn(client, params, requestOptions, options.sink, options.onStreamFallback);
-    return parseResponse(continued(params, streamed), { keepItems: stateless });
+    return parseResponse(atCap(params, continued(params, streamed)), { keepItems: stateless });
   }
   // Read here, not by the SDK: an empty or non-JSON body then fails with a reason that says so.
   const answer = await client.responses.create(params, requestOptions).asResponse();
   const response = readResponseJson(await responseBody(answer), SILENT);
-  return parseResponse(continued(params, response), { keepItems: stateless });
+  return parseResponse(atCap(params, continued(params, response)), { keepItems: stateless });
+}
+
+/**
+ * `response`, or, when it says `completed` with as many output tokens as the request allowed, the same
+ * response `incomplete` for `max_output_tokens`, as the Responses API reports a turn its cap cut.
+ * llama.cpp's server says `completed` there: an answer cut mid-sentence would end a run as
+ * completed, and a cut call's arguments would run.
+ */
+export function atCap(params: { max_output_tokens?: number | null }, response: Response): Response {
+  const cap = params.max_output_tokens;
+  if (response.status !== 'completed' || cap === undefined || cap === null) return response;
+  if ((response.usage?.output_tokens ?? 0) < cap) return response;
+  return { ...response, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
 }
 
 /**

@@ -61,4 +61,22 @@ describe("a worker's cap on a turn's output", () => {
         await model.close();
       }
     });
+
+  for (const modelMode of ['background', 'foreground'] as const)
+    it(`counts a turn that reached it as incomplete, though the server says completed (${modelMode}), as llama.cpp's server does`, async () => {
+      // A scripted reply uses 10 + one output token per item: six items reach a cap of 16, not one of 17.
+      const six = (word: string) => reply.items(Array.from({ length: 6 }, () => ({ text: word })));
+      const model = await ScriptedModel.start([six('cut'), six('whole')]);
+      try {
+        await withTestWorker(server, { model, modelMode }, async ({ keel }) => {
+          const cut = await keel.waitForResult(await keel.startRun({ task: 'talk', maxOutputTokens: 16 }));
+          expect(cut).toMatchObject({ status: 'incomplete', reason: 'max_output_tokens' });
+          expect((cut as { partialText: string }).partialText).toMatch(/^cut\ncut/u);
+          const whole = await keel.waitForResult(await keel.startRun({ task: 'talk', maxOutputTokens: 17 }));
+          expect(whole).toMatchObject({ status: 'completed' });
+        });
+      } finally {
+        await model.close();
+      }
+    });
 });
