@@ -35,18 +35,21 @@ export function parseResponse(response: Response, options: { keepItems?: boolean
       toolCalls.push({ callId: item.call_id, name: item.name, argumentsJson: item.arguments });
     }
   }
-  // A turn that says nothing is no answer: a gateway whose upstream failed has answered so (LiteLLM,
-  // `completed` with no output and no usage). Retried like a server error, never taken as success.
+  // A turn that says nothing is no answer, whatever tokens it spent: a gateway whose upstream failed
+  // has answered so (LiteLLM: `completed`, no output, no usage), and llama.cpp's server (`completed`,
+  // no output, one output token: the end of its text). So has a model that only reasoned. Retried like
+  // a server error, never taken as success; a turn its cap cut (`incomplete`) is the run's to end.
   if (
     response.status !== 'incomplete' &&
     texts.every((text) => text.trim() === '') &&
-    toolCalls.length === 0 &&
-    (response.usage?.output_tokens ?? 0) === 0
+    toolCalls.length === 0
   ) {
+    const outputTokens = response.usage?.output_tokens;
     throw new ModelError(
       'ModelError.EmptyResponse',
       `The model response ${shownId(response.id)} came back ${String(response.status ?? 'without a status')} with no ` +
-        `text, no tool call and no output tokens (${response.output.length} output item(s)${response.usage ? '' : ', no usage'}): ` +
+        `text and no tool call (${response.output.length} output item(s), ` +
+        `${outputTokens === undefined ? 'no usage' : `${outputTokens} output token(s)`}): ` +
         'the model server answered nothing, which is no answer',
       true,
     );

@@ -148,8 +148,10 @@ describe('parseResponse', () => {
     expect(turn.toolCalls).toEqual([]);
   });
 
-  it('reads an empty output as no text and no calls', () => {
-    const turn = parseResponse(response({ output: [] }));
+  it('reads an empty output of a cut-off turn as no text and no calls', () => {
+    const turn = parseResponse(
+      response({ output: [], status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }),
+    );
 
     expect(turn.text).toBe('');
     expect(turn.toolCalls).toEqual([]);
@@ -243,6 +245,7 @@ describe('parseResponse', () => {
   it('maps usage, cached input and reasoning tokens included', () => {
     const turn = parseResponse(
       response({
+        output: [message('msg_1', 'Done.')],
         usage: {
           input_tokens: 1200,
           input_tokens_details: { cached_tokens: 1024 },
@@ -268,7 +271,7 @@ describe('parseResponse', () => {
     expect(turn.usage).toEqual(emptyUsage);
   });
 
-  it('refuses a completed turn that says nothing (no text, no call, no output tokens), as retryable', () => {
+  it('refuses a completed turn that says nothing (no text, no call), as retryable, whatever its tokens', () => {
     // As LiteLLM answered when its upstream stream failed: completed, nothing in it, zero usage.
     const empty = thrownModelError(() =>
       parseResponse(
@@ -280,15 +283,23 @@ describe('parseResponse', () => {
     );
     expect(empty).toMatchObject({ type: 'ModelError.EmptyResponse', retryable: true });
     expect(empty.message).toBe(
-      'The model response resp_123 came back completed with no text, no tool call and no output tokens (1 output item(s)): the model server answered nothing, which is no answer',
+      'The model response resp_123 came back completed with no text and no tool call (1 output item(s), 0 output token(s)): the model server answered nothing, which is no answer',
     );
     expect(
       thrownModelError(() => parseResponse(response({ output: [], usage: undefined }))).message,
     ).toContain('(0 output item(s), no usage)');
+    // As llama.cpp's server answers when the model ends at once: no output, one output token.
+    const ended = response({ output: [], usage: { input_tokens: 37, output_tokens: 1, total_tokens: 38 } });
+    expect(thrownModelError(() => parseResponse(ended)).message).toContain(
+      '(0 output item(s), 1 output token(s))',
+    );
+    // A model that only reasoned answered nothing either.
+    expect(thrownModelError(() => parseResponse(response({ output: [reasoning('rs_1')] }))).type).toBe(
+      'ModelError.EmptyResponse',
+    );
   });
 
-  it('takes a turn with output tokens but no text (reasoning only) and a cut-off turn, as before', () => {
-    expect(parseResponse(response({ output: [reasoning('rs_1')] })).text).toBe('');
+  it('takes a cut-off turn with nothing in it: its cap ended it, and the run says so', () => {
     const cut = parseResponse(
       response({
         status: 'incomplete',
@@ -300,7 +311,12 @@ describe('parseResponse', () => {
   });
 
   it('counts zero cached and reasoning tokens when usage has no details', () => {
-    const turn = parseResponse(response({ usage: { input_tokens: 7, output_tokens: 3, total_tokens: 10 } }));
+    const turn = parseResponse(
+      response({
+        output: [message('msg_1', 'Done.')],
+        usage: { input_tokens: 7, output_tokens: 3, total_tokens: 10 },
+      }),
+    );
 
     expect(turn.usage).toEqual({
       inputTokens: 7,
