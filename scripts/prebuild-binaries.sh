@@ -3,7 +3,9 @@
 #   1. the LiteLLM proxy (scripts/litellm/litellm.sh, from PyPI), which `npm test` needs;
 #   2. the OpenTelemetry Collector (scripts/telemetry/collector.sh), which `npm test` needs;
 #   3. the Temporal server and temporal-sql-tool (scripts/cluster/temporal-server.sh), which
-#      `npm run test:cluster` needs.
+#      `npm run test:cluster` needs;
+#   4. llama.cpp's server and a tiny model (scripts/llama/llama-server.sh), which
+#      `npm run test:real-model` needs.
 # Each through its own script, so the lock, cache and verification are the same as when a test asks:
 # a test that needs a binary still being built here waits for it on that script's lock. One after the
 # other, so the second reuses the Go build cache the first filled, at the lowest priority. Meant to be
@@ -37,6 +39,7 @@ build() {
 build "LiteLLM proxy" "$here/litellm/litellm.sh"
 build "OpenTelemetry Collector" "$here/telemetry/collector.sh"
 build "Temporal server" "$here/cluster/temporal-server.sh"
+build "llama-server" "$here/llama/llama-server.sh"
 
 if [ -n "$failed" ]; then
   echo "prebuild: failed after $((SECONDS - started)) s:${failed%;}"
