@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cliEnvironment, runCli } from '../support/cli.js';
+import { KeelClient } from '../../src/client.js';
+import { cliEnvironment, runCli, startCli } from '../support/cli.js';
+import type { CliProcess } from '../support/cli.js';
 import { ChatCompletionsModel } from '../support/chat-completions-model.js';
 import type { ChatAnswer, ChatRequest } from '../support/chat-completions-model.js';
-import { temporaryWorkspace } from '../support/harness.js';
+import { connectTestServer, temporaryWorkspace } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
+import { executionChain } from '../support/run-state.js';
 import { startLiteLLM } from '../support/litellm.js';
 import type { LiteLLM } from '../support/litellm.js';
 
@@ -20,7 +25,10 @@ let litellm: LiteLLM;
 /** The policy of the test that runs now; each run has its own task, so requests are told apart. */
 let answer: (request: ChatRequest) => ChatAnswer = () => ({ status: 500, message: 'no test is running' });
 
+let server: TestServer;
+
 beforeAll(async () => {
+  server = await connectTestServer();
   upstream = await ChatCompletionsModel.start((request) => answer(request));
   litellm = await startLiteLLM(upstream.url);
 }, 900_000);
@@ -28,7 +36,37 @@ beforeAll(async () => {
 afterAll(async () => {
   await litellm?.close();
   await upstream?.close();
+  await server?.close();
 });
+
+/** Waits until `ready` holds, polling: the test's timeout bounds it. */
+async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+/** A `keel worker` (built, in its own process) serving `taskQueue` through LiteLLM with Keel's defaults. */
+async function startWorker(taskQueue: string, workspace: string): Promise<CliProcess> {
+  const worker = startCli(['worker'], {
+    env: cliEnvironment({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      OPENAI_BASE_URL: litellm.url,
+      OPENAI_API_KEY: litellm.key,
+      KEEL_MODEL: litellm.model,
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_WORKSPACE: workspace,
+      KEEL_STATE_DIR: await mkdtemp(path.join(tmpdir(), 'keel-state-')),
+    }),
+    cwd: workspace,
+  });
+  await worker.waitForOutput(`Keel worker on task queue "${taskQueue}"`);
+  return worker;
+}
+
+async function stop(worker: CliProcess): Promise<void> {
+  if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
+  await worker.exited;
+}
 
 /** Lists the workspace, then answers with what the listing showed: right only if the tool output reached it. */
 function listThenAnswer(request: ChatRequest): ChatAnswer {
@@ -156,5 +194,127 @@ describe('through LiteLLM (a Responses-to-chat-completions gateway without a dat
     // What LiteLLM sent for the second turn: the tool output without the task, which Keel caught.
     expect(mine).toHaveLength(2);
     expect(JSON.stringify(mine[1]!.body.messages)).not.toContain(task);
+  });
+
+  it('a run cancelled while the answer streams ends cancelled, and LiteLLM stops reading the upstream', async () => {
+    const task = `Tell a long story (${randomUUID()})`;
+    answer = () => ({ text: 'Once upon a time, '.repeat(200), pieceMs: 50 });
+    const before = upstream.requests.length;
+    const workspace = await temporaryWorkspace();
+    const port = inject('temporalAddress').split(':').at(-1)!;
+    const cli = startCli(['run', task, '--task-queue', `litellm-${randomUUID()}`], {
+      env: cliEnvironment({
+        KEEL_LOCAL_PORT: port,
+        OPENAI_BASE_URL: litellm.url,
+        OPENAI_API_KEY: litellm.key,
+        KEEL_MODEL: litellm.model,
+        KEEL_WORKSPACE: workspace,
+        KEEL_DATA_DIR: path.join(await temporaryWorkspace(), 'data'),
+      }),
+      cwd: workspace,
+    });
+    try {
+      await cli.waitForOutput('started.');
+      const runId = /Run (keel-[0-9a-f-]+) started\./u.exec(cli.stderr)![1]!;
+      // Streaming: the upstream has written some of its 450 pieces, 50 ms apart.
+      await until(() => (upstream.requests[before]?.piecesSent ?? 0) > 2);
+      await server.client.workflow.getHandle(runId).cancel();
+      expect(await cli.exited, `${cli.stdout}\n${cli.stderr}`).toBe(3);
+      expect(cli.stdout).toContain('■ cancelled');
+      // Keel closed its stream; LiteLLM then closed the upstream's, long before its 22 s answer ended.
+      await until(() => upstream.requests[before]!.ended !== undefined);
+      expect(upstream.requests[before]!.ended).toBe('closedEarly');
+      expect(upstream.requests.slice(before)).toHaveLength(1);
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    }
+  });
+
+  it('a run whose worker is SIGKILLed mid-turn is finished by another worker, its task still sent', async () => {
+    const task = `List the workspace, survive a crash (${randomUUID()})`;
+    // The first request streams slowly, so the worker dies in the middle of it; the rest answer at once.
+    let slow = true;
+    answer = (request) => {
+      if (slow) {
+        slow = false;
+        return { text: 'I was about to say something long. '.repeat(100), pieceMs: 50 };
+      }
+      return listThenAnswer(request);
+    };
+    const before = upstream.requests.length;
+    const taskQueue = `litellm-crash-${randomUUID()}`;
+    const workspace = await temporaryWorkspace();
+    const marker = `marker-${randomUUID()}.txt`;
+    await writeFile(path.join(workspace, marker), 'here\n');
+    const first = await startWorker(taskQueue, workspace);
+    let second: CliProcess | undefined;
+    try {
+      const keel = new KeelClient(server.client, taskQueue);
+      const runId = await keel.startRun({ task, heartbeatTimeoutSeconds: 2 });
+      await until(() => (upstream.requests[before]?.piecesSent ?? 0) > 2);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      second = await startWorker(taskQueue, workspace);
+      const result = await keel.waitForResult(runId);
+      expect(result, `${second.stdout}\n${second.stderr}`).toMatchObject({
+        status: 'completed',
+        finalText: `Task seen. The workspace holds ${marker}.`,
+      });
+      // The turn the crash cut was sent again whole (the task in it), then the tool turn.
+      const mine = upstream.requests.slice(before);
+      expect(mine.length).toBeGreaterThanOrEqual(3);
+      expect(mine.every((request) => JSON.stringify(request.body.messages).includes(task))).toBe(true);
+    } finally {
+      await stop(first);
+      if (second !== undefined) await stop(second);
+    }
+  });
+
+  it('a long stateless run past compaction keeps its task: the oldest turns go, with a note, and it completes', async () => {
+    const task = `Read the big files one by one (${randomUUID()})`;
+    const workspace = await temporaryWorkspace();
+    // Four files of 200 KB, read one a turn: at the continue-as-new before turn 5 (every two turns
+    // here) the conversation holds three, over the 512 KB a run carries, so the oldest turn is dropped.
+    const files = Array.from({ length: 4 }, (_, index) => `big-${index}.txt`);
+    for (const [index, file] of files.entries())
+      await writeFile(path.join(workspace, file), `${`file ${index} `.repeat(28_500)}\n`);
+    answer = (request) => {
+      const reads = request.body.messages.filter((message) => message.role === 'tool').length;
+      const next = files[reads];
+      if (next !== undefined) return { calls: [{ name: 'read_file', arguments: { path: next } }] };
+      return {
+        text: `Read them all; my task was ${request.body.messages.some((m) => m.role === 'user' && JSON.stringify(m.content).includes(task)) ? 'still there' : 'lost'}.`,
+      };
+    };
+    const before = upstream.requests.length;
+    const taskQueue = `litellm-long-${randomUUID()}`;
+    const worker = await startWorker(taskQueue, workspace);
+    try {
+      const keel = new KeelClient(server.client, taskQueue);
+      const runId = await keel.startRun({
+        task,
+        observationCharLimit: 250_000,
+        continueAsNewAfterTurns: 2,
+      });
+      const result = await keel.waitForResult(runId);
+      expect(result, `${worker.stdout}\n${worker.stderr}`).toMatchObject({ status: 'completed' });
+      // The model never read the fifth file's answer without its task.
+      expect(result).toMatchObject({ finalText: 'Read them all; my task was still there.' });
+      const mine = upstream.requests.slice(before);
+      // (Booleans: a failure must not print 600 KB of conversation.)
+      const last = JSON.stringify(mine.at(-1)!.body.messages);
+      const holds = (text: string) => last.includes(text);
+      expect(holds(task), 'the last request holds the task').toBe(true);
+      expect(
+        holds('earlier turn(s) of this conversation were dropped'),
+        'the last request says turns were dropped',
+      ).toBe(true);
+      // The oldest file's content went; the newest is there.
+      expect(holds('file 0 '), 'the last request holds the oldest file').toBe(false);
+      expect(holds('file 3 '), 'the last request holds the newest file').toBe(true);
+      expect((await executionChain(server.client, runId)).length).toBeGreaterThan(1);
+    } finally {
+      await stop(worker);
+    }
   });
 });

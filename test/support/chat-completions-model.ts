@@ -5,6 +5,10 @@ import type { AddressInfo } from 'node:net';
 /** A chat-completions request as the upstream received it. */
 export interface ChatRequest {
   index: number;
+  /** Pieces of a streamed text answer written so far. */
+  piecesSent: number;
+  /** How its answer ended: written whole, or its connection closed before that (`closedEarly`). */
+  ended?: 'whole' | 'closedEarly';
   body: {
     model: string;
     stream?: boolean;
@@ -15,7 +19,8 @@ export interface ChatRequest {
 
 /** What the upstream answers one request with. */
 export type ChatAnswer =
-  | { text: string }
+  /** Text; streamed in 8-character pieces, `pieceMs` apart when set (a model writing at its pace). */
+  | { text: string; pieceMs?: number }
   | { calls: Array<{ name: string; arguments: Record<string, unknown> }> }
   | { status: number; message: string; headers?: Record<string, string> };
 
@@ -45,6 +50,7 @@ export class ChatCompletionsModel {
         }
         const recorded: ChatRequest = {
           index: requests.length,
+          piecesSent: 0,
           body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest['body'],
         };
         requests.push(recorded);
@@ -87,15 +93,35 @@ export class ChatCompletionsModel {
           return;
         }
         response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.once('close', () => (recorded.ended ??= 'closedEarly'));
         const chunk = (delta: unknown, finishReason: string | null, extra: object = {}): void => {
           response.write(
             `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`,
           );
         };
+        const finishAnswer = (): void => {
+          chunk({}, finish, { usage });
+          recorded.ended = 'whole';
+          response.end('data: [DONE]\n\n');
+        };
         if ('text' in answer) {
           chunk({ role: 'assistant', content: '' }, null);
           // The text in a few pieces, as a model streams it.
-          for (const piece of answer.text.match(/.{1,8}/gsu) ?? []) chunk({ content: piece }, null);
+          const pieces = answer.text.match(/.{1,8}/gsu) ?? [];
+          if (answer.pieceMs !== undefined) {
+            const next = (): void => {
+              if (recorded.ended !== undefined) return;
+              const piece = pieces[recorded.piecesSent];
+              if (piece === undefined) return finishAnswer();
+              chunk({ content: piece }, null);
+              recorded.piecesSent += 1;
+              setTimeout(next, answer.pieceMs);
+            };
+            next();
+            return;
+          }
+          for (const piece of pieces) chunk({ content: piece }, null);
+          recorded.piecesSent = pieces.length;
         } else {
           chunk(
             {
@@ -105,8 +131,7 @@ export class ChatCompletionsModel {
             null,
           );
         }
-        chunk({}, finish, { usage });
-        response.end('data: [DONE]\n\n');
+        finishAnswer();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
