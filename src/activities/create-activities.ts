@@ -23,6 +23,7 @@ import type { PollSchedule } from '../model/background.js';
 import { callResponses, warnOnce } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
 import { toResponsesTools } from '../model/responses-tools.js';
+import { streamCutAt } from '../model/stream-events.js';
 import type { ModelMode } from '../model/config.js';
 import { redactingLogger } from '../safety/redacting-logger.js';
 import type { Sanitizer } from '../safety/sanitize.js';
@@ -184,6 +185,7 @@ export function createActivities(dependencies: ActivityDependencies) {
           ? asked
           : { ...asked, maxOutputTokens: outputCap };
       const context = Context.current();
+      const startedAtMs = Date.now();
       const signal = context.cancellationSignal;
       const unknown = () => request.tools.filter((name) => registry.get(name) === undefined);
       // A tool another worker listed (a newer MCP listing) may be found by listing again here.
@@ -254,6 +256,8 @@ export function createActivities(dependencies: ActivityDependencies) {
             signal,
             // The SDK's own 10-minute default would cut a longer turn the run allows short.
             timeoutMs: context.info.startToCloseTimeoutMs,
+            // A model still writing when the attempt's time is nearly up keeps what it wrote.
+            cutAtMs: streamCutAt(startedAtMs, context.info.startToCloseTimeoutMs),
             ...(sink !== undefined && { sink, onStreamFallback: streamFallback }),
             ...(background && {
               background: {

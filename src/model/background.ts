@@ -43,6 +43,8 @@ export interface BackgroundOptions {
    * the turn), and a dropped stream resumes after the last event seen (`starting_after`).
    */
   sink?: TurnSink;
+  /** With a sink: when a turn still streaming is cut (`model_timeout`), as `StreamBounds` says. */
+  cutAtMs?: number;
 }
 
 /** Statuses of a response that is still being generated. */
@@ -128,11 +130,10 @@ async function streamBackground(
               { stream: true, ...(lastSequence !== undefined ? { starting_after: lastSequence } : {}) },
               { signal, maxRetries: 0 },
             );
-      const response = await readResponseEvents(
-        tracked(events),
-        watching,
-        streamBudgetChars(params.max_output_tokens),
-      );
+      const response = await readResponseEvents(tracked(events), watching, {
+        budgetChars: streamBudgetChars(params.max_output_tokens),
+        cutAtMs: options.cutAtMs,
+      });
       // Cut at its stream budget: a background response goes on without a reader unless cancelled.
       if (wasCut(response) && id !== undefined)
         await client.responses.cancel(id, { signal, maxRetries: 0 }).catch(() => undefined);

@@ -33,6 +33,11 @@ export interface CallOptions {
    * events: the turn still succeeds, and the sink hears it whole at its end.
    */
   onStreamFallback?: (detail: string) => void;
+  /**
+   * When a streamed turn that is still writing is cut and ends `incomplete` (`model_timeout`), a
+   * `Date.now()` value: shortly before the attempt's own timeout (see `streamCutAt`).
+   */
+  cutAtMs?: number;
 }
 
 /** A hook for {@link CallOptions.onStreamFallback} that passes on only the first warning. */
@@ -61,6 +66,7 @@ export async function callResponses(
       ...options.background,
       signal,
       ...(options.sink !== undefined ? { sink: options.sink } : {}),
+      ...(options.cutAtMs !== undefined ? { cutAtMs: options.cutAtMs } : {}),
     });
     return parseResponse(atCap(params, continued(params, response)));
   }
@@ -72,7 +78,7 @@ export async function callResponses(
     ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
   };
   if (options.sink !== undefined) {
-    const streamed = await streamTurn(client, params, requestOptions, options.sink, options.onStreamFallback);
+    const streamed = await streamTurn(client, params, requestOptions, options.sink, options);
     return parseResponse(atCap(params, continued(params, streamed)), { keepItems: stateless });
   }
   // Read here, not by the SDK: an empty or non-JSON body then fails with a reason that says so.
@@ -130,7 +136,7 @@ async function streamTurn(
   params: ResponseCreateParamsNonStreaming,
   requestOptions: OpenAI.RequestOptions,
   sink: TurnSink,
-  onStreamFallback: CallOptions['onStreamFallback'],
+  { onStreamFallback, cutAtMs }: Pick<CallOptions, 'onStreamFallback' | 'cutAtMs'>,
 ): Promise<Response> {
   const { data: events, response } = await client.responses
     .create({ ...params, stream: true }, requestOptions)
@@ -138,7 +144,10 @@ async function streamTurn(
   const mediaType = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   // Only a JSON media type means JSON: events without a content type are read as events, as the SDK does.
   if (mediaType !== 'application/json' && !mediaType.endsWith('+json'))
-    return readResponseEvents(events, sink, streamBudgetChars(params.max_output_tokens));
+    return readResponseEvents(events, sink, {
+      budgetChars: streamBudgetChars(params.max_output_tokens),
+      cutAtMs,
+    });
   const turn = readResponseJson(await responseBody(response), sink);
   onStreamFallback?.(
     `The model server answered a streaming request with ${mediaType} instead of server-sent events: ` +

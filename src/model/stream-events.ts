@@ -25,6 +25,30 @@ export function streamBudgetChars(maxOutputTokens: number | null | undefined): n
   return typeof maxOutputTokens === 'number' ? maxOutputTokens * STREAM_CHARS_PER_TOKEN : undefined;
 }
 
+/**
+ * What a streamed turn may spend before it is cut and ends `incomplete`, as a turn the server capped
+ * does: characters (`budgetChars`, reason `max_output_tokens`), and time (`cutAtMs`, a `Date.now()`
+ * value, reason `model_timeout`). The time bound falls shortly before the attempt's own timeout, so
+ * a model that is still writing when its time is up keeps what it wrote, instead of the attempt
+ * timing out and its retry writing it all again. A stream that stalls is not cut: it times out and
+ * is tried again.
+ */
+export interface StreamBounds {
+  budgetChars?: number | undefined;
+  cutAtMs?: number | undefined;
+}
+
+/** The reason a turn cut at its time bound ends `incomplete` with. */
+export const MODEL_TIMEOUT_REASON = 'model_timeout';
+
+/**
+ * When a streamed attempt that may take `timeoutMs` and started at `startedAtMs` is cut: 10% of its
+ * time (1 to 30 s) before its timeout, time to hand back what it wrote before Temporal gives up on it.
+ */
+export function streamCutAt(startedAtMs: number, timeoutMs: number): number {
+  return startedAtMs + timeoutMs - Math.min(30_000, Math.max(1_000, timeoutMs / 10));
+}
+
 /** Responses that {@link readResponseEvents} made up when it cut a turn at its budget. */
 const cutResponses = new WeakSet<Response>();
 
@@ -38,16 +62,17 @@ export function wasCut(response: Response): boolean {
  * returns the final response (`response.completed`, `.incomplete` or `.failed`). A stream that ends
  * without one, or says `error`, fails the attempt as retryable: Temporal runs the turn again.
  *
- * With `budgetChars`, a turn whose deltas add up to more stops being read (which closes the
- * request) and comes back `incomplete` for `max_output_tokens`, as the Responses API answers a turn
- * that reached its cap: with the text written so far, no call, and usage estimated at 4 characters
- * a token.
+ * Past one of its `bounds`, a turn stops being read (which closes the request) and comes back
+ * `incomplete`, as the Responses API answers a turn that reached its cap: with the text written so
+ * far, no call, and usage estimated at 4 characters a token.
  */
 export async function readResponseEvents(
   events: AsyncIterable<ResponseStreamEvent>,
   sink: TurnSink,
-  budgetChars?: number,
+  bounds: StreamBounds = {},
 ): Promise<Response> {
+  const { budgetChars, cutAtMs } = bounds;
+  const bounded = budgetChars !== undefined || cutAtMs !== undefined;
   let created: Response | undefined;
   let streamed = 0;
   let text = '';
@@ -55,9 +80,12 @@ export async function readResponseEvents(
   for await (const event of events) {
     seen += 1;
     const delta = (event as { delta?: unknown }).delta;
-    if (budgetChars !== undefined && typeof delta === 'string') {
+    if (typeof delta === 'string') {
       streamed += delta.length;
-      if (streamed > budgetChars) return cut(created, text, streamed);
+      if (budgetChars !== undefined && streamed > budgetChars)
+        return cut(created, text, streamed, 'max_output_tokens');
+      if (cutAtMs !== undefined && Date.now() >= cutAtMs)
+        return cut(created, text, streamed, MODEL_TIMEOUT_REASON);
     }
     // Only these events matter to the loop; the final response carries everything else.
     if (event.type === 'response.created') {
@@ -65,7 +93,7 @@ export async function readResponseEvents(
       sink.responseId?.(event.response.id);
     } else if (event.type === 'response.output_text.delta') {
       sink.text(event.delta);
-      if (budgetChars !== undefined) text += event.delta;
+      if (bounded) text += event.delta;
     } else if (event.type === 'response.output_item.added' && event.item.type === 'function_call')
       sink.toolCall(event.item.call_id, event.item.name);
     else if (
@@ -90,13 +118,13 @@ export async function readResponseEvents(
   );
 }
 
-/** The response of a turn cut at its stream budget, as the API would have ended it at its cap. */
-function cut(created: Response | undefined, text: string, streamed: number): Response {
+/** The response of a turn cut at one of its bounds, as the API would have ended it at its cap. */
+function cut(created: Response | undefined, text: string, streamed: number, reason: string): Response {
   const estimated = Math.ceil(streamed / 4);
   const response = {
     ...(created ?? { id: 'unknown', object: 'response', model: 'unknown', created_at: 0 }),
     status: 'incomplete',
-    incomplete_details: { reason: 'max_output_tokens' },
+    incomplete_details: { reason },
     output:
       text === ''
         ? []

@@ -8,6 +8,7 @@ import { callResponses, continued } from '../../src/model/call-responses.js';
 import { classifyModelError } from '../../src/model/classify-error.js';
 import { createOpenAIClient } from '../../src/model/client.js';
 import { ModelError } from '../../src/model/model-error.js';
+import { streamCutAt } from '../../src/model/stream-events.js';
 import { deferred } from '../support/deferred.js';
 import { echoRequest, echoTools } from './echo-request.js';
 
@@ -309,6 +310,70 @@ describe('callResponses', () => {
     expect(failure.type).toBe('ModelError.ResponseFailed');
     expect(failure.retryable).toBe(false);
     expect(failure.message).not.toContain(secret);
+  });
+});
+
+describe('a streamed turn still writing when its time is nearly up', () => {
+  it('is cut at cutAtMs and comes back incomplete (model_timeout) with what it wrote, its request closed', async () => {
+    const closed = deferred();
+    let sent = 0;
+    const sentAtCut = deferred<number>();
+    respond = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = (data: Record<string, unknown>) =>
+        response.write(`event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`);
+      event({
+        type: 'response.created',
+        sequence_number: 0,
+        response: { ...completedResponse, status: 'in_progress', output: [], usage: null },
+      });
+      // A model writing at its pace, far from any output cap, that would go on past the turn's timeout.
+      const timer = setInterval(() => {
+        sent += 1;
+        event({ type: 'response.output_text.delta', sequence_number: sent, delta: 'more ', output_index: 0 });
+      }, 10);
+      response.on('close', () => {
+        clearInterval(timer);
+        sentAtCut.resolve(sent);
+        closed.resolve();
+      });
+    };
+    const heard: string[] = [];
+    const cutAtMs = Date.now() + 300;
+    const turn = await callResponses(createOpenAIClient({ apiKey: 'k', baseURL }), request, tools, {
+      sink: { text: (delta) => heard.push(delta), toolCall: () => undefined },
+      cutAtMs,
+    });
+    await closed.promise;
+    expect(Date.now()).toBeGreaterThanOrEqual(cutAtMs);
+    expect(turn).toMatchObject({ status: 'incomplete', incompleteReason: 'model_timeout', toolCalls: [] });
+    // What was heard before the cut is the turn's text: the delta that crossed the bound is not.
+    expect(turn.text).toBe(heard.join(''));
+    expect(turn.text).toMatch(/^(more )+$/u);
+    expect(heard.length).toBeLessThan(await sentAtCut.promise);
+  });
+
+  it('is read whole when it ends before then', async () => {
+    respond = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const data of [
+        { type: 'response.output_text.delta', sequence_number: 1, delta: 'quick', output_index: 0 },
+        { type: 'response.completed', sequence_number: 2, response: completedResponse },
+      ])
+        response.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+      response.end();
+    };
+    const turn = await callResponses(createOpenAIClient({ apiKey: 'k', baseURL }), request, tools, {
+      sink: { text: () => undefined, toolCall: () => undefined },
+      cutAtMs: Date.now() + 60_000,
+    });
+    expect(turn.status).toBe('completed');
+  });
+
+  it('falls 10% of the timeout before it, 1 to 30 s', () => {
+    expect(streamCutAt(1_000, 600_000)).toBe(1_000 + 600_000 - 30_000);
+    expect(streamCutAt(0, 120_000)).toBe(108_000);
+    expect(streamCutAt(0, 4_000)).toBe(3_000);
   });
 });
 

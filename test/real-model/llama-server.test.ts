@@ -121,6 +121,21 @@ describe('llama.cpp’s server with a model that never stops (--ignore-eos)', ()
     expect(await historySize(runIdOf(run))).toBeLessThanOrEqual(HISTORY_BOUND);
   });
 
+  it('with the default cap, a runaway answer still writing when its time is nearly up keeps what it wrote', async () => {
+    // A slow machine's runaway: the default 32,768-token cap is minutes away, the turn's timeout
+    // (8 s here) seconds. Without the cut the attempt would time out and its retry write it all again.
+    const run = await runCli(runArguments('Tell me a story.'), {
+      env: await keelEnvironment(llama, { KEEL_MODEL_TIMEOUT_SECONDS: '8' }),
+    });
+    const show = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
+    expect(run.code, show).toBe(3);
+    expect(run.stdout, show).toMatch(
+      /■ the model's answer was cut off: model_timeout \(1 turn · 0 tool calls · \d+ tokens\)\n\n\S/u,
+    );
+    expect(run.stdout).not.toContain('↻');
+    expect(await historySize(runIdOf(run))).toBeLessThanOrEqual(HISTORY_BOUND);
+  });
+
   it('cancelling the run stops the generation on the server', async () => {
     const predicted = await llama.metric('tokens_predicted_total');
     const cli: CliProcess = startCli(runArguments('Tell me a long story.'), {
