@@ -1,10 +1,16 @@
 /**
- * Extracts the request schema of `POST /responses` (`CreateResponse` and every schema it references)
- * from OpenAI's published OpenAPI document into test/fixtures/openai/create-response.schema.json, so
- * tests can check every request Keel sends against it (test/support/responses-schema.ts).
+ * Extracts the request schema of `POST /responses` (the request body and every schema it references)
+ * from a published OpenAPI document into test/fixtures, so tests can check every request Keel sends
+ * against it (test/support/responses-schema.ts). Two documents are vendored:
  *
- *   git clone https://github.com/openai/openai-openapi /tmp/openai-openapi
- *   npx tsx scripts/vendor-openai-schema.ts /tmp/openai-openapi [commit]
+ * - OpenAI's (`CreateResponse`), into test/fixtures/openai/create-response.schema.json:
+ *     git clone https://github.com/openai/openai-openapi /tmp/openai-openapi
+ *     npx tsx scripts/vendor-openai-schema.ts /tmp/openai-openapi [commit]
+ * - Open Responses' (`CreateResponseBody`), into test/fixtures/openresponses/create-response.schema.json:
+ *     git clone https://github.com/openresponses/openresponses /tmp/openresponses
+ *     npx tsx scripts/vendor-openai-schema.ts --open-responses /tmp/openresponses [commit]
+ *   or, from a copy of its public/openapi/openapi.json taken at a known commit:
+ *     npx tsx scripts/vendor-openai-schema.ts --open-responses-file <openapi.json> <commit>
  *
  * The document is read from the git repository at `commit` (HEAD when absent), so the header of the
  * vendored file names exactly what it came from. Only validation keywords are kept (descriptions and
@@ -13,25 +19,70 @@
  * self-contained JSON Schema 2020-12 document (OpenAPI 3.1's dialect).
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { format, resolveConfig } from 'prettier';
 
-const [repository, commitArgument = 'HEAD'] = process.argv.slice(2);
-if (repository === undefined) {
-  console.error('usage: tsx scripts/vendor-openai-schema.ts <openai-openapi git repository> [commit]');
+interface Source {
+  name: string;
+  repository: string;
+  file: string;
+  root: string;
+  target: string;
+}
+const OPENAI: Source = {
+  name: "OpenAI's",
+  repository: 'https://github.com/openai/openai-openapi',
+  file: 'openapi.json',
+  root: 'CreateResponse',
+  target: 'openai/create-response.schema.json',
+};
+const OPEN_RESPONSES: Source = {
+  name: "Open Responses'",
+  repository: 'https://github.com/openresponses/openresponses',
+  file: 'public/openapi/openapi.json',
+  root: 'CreateResponseBody',
+  target: 'openresponses/create-response.schema.json',
+};
+
+const usage =
+  'usage: tsx scripts/vendor-openai-schema.ts [--open-responses] <git repository> [commit]\n' +
+  '       tsx scripts/vendor-openai-schema.ts --open-responses-file <openapi.json> <commit>';
+const args = process.argv.slice(2);
+const flag = args[0]?.startsWith('--') === true ? args.shift() : undefined;
+const [location, commitArgument] = args;
+if (
+  location === undefined ||
+  (flag !== undefined && !['--open-responses', '--open-responses-file'].includes(flag))
+) {
+  console.error(usage);
   process.exit(2);
 }
-const target = path.resolve(import.meta.dirname, '../test/fixtures/openai/create-response.schema.json');
-const ROOT = 'CreateResponse';
+const source = flag === undefined ? OPENAI : OPEN_RESPONSES;
+const target = path.resolve(import.meta.dirname, '../test/fixtures', source.target);
+const ROOT = source.root;
 /** Keywords that only document; everything else constrains and is kept. */
 const DOCUMENTATION = new Set(['description', 'example', 'examples', 'title', 'deprecated', 'default']);
 
-const git = (...args: string[]): string =>
-  execFileSync('git', ['-C', repository, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-const commit = git('rev-parse', `${commitArgument}^{commit}`).trim();
-const committedAt = git('log', '-1', '--format=%cI', commit).trim();
-const document = JSON.parse(git('show', `${commit}:openapi.json`)) as {
+const git = (...gitArgs: string[]): string =>
+  execFileSync('git', ['-C', location, ...gitArgs], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+let commit: string;
+let committedAt: string | undefined;
+let text: string;
+if (flag === '--open-responses-file') {
+  if (commitArgument === undefined || !/^[0-9a-f]{40}$/u.test(commitArgument)) {
+    console.error(`${usage}\n(the commit the copy was taken at, 40 hex digits)`);
+    process.exit(2);
+  }
+  commit = commitArgument;
+  text = readFileSync(location, 'utf8');
+} else {
+  commit = git('rev-parse', `${commitArgument ?? 'HEAD'}^{commit}`).trim();
+  committedAt = git('log', '-1', '--format=%cI', commit).trim();
+  text = git('show', `${commit}:${source.file}`);
+}
+const document = JSON.parse(text) as {
   openapi: string;
   info: { version: string };
   components: { schemas: Record<string, unknown> };
@@ -77,12 +128,12 @@ const vendored = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $comment:
     `Generated by scripts/vendor-openai-schema.ts; do not edit. The request body of POST /responses ` +
-    `(${ROOT} and what it references) from OpenAI's published OpenAPI document.`,
+    `(${ROOT} and what it references) from ${source.name} published OpenAPI document.`,
   'x-source': {
-    repository: 'https://github.com/openai/openai-openapi',
-    file: 'openapi.json',
+    repository: source.repository,
+    file: source.file,
     commit,
-    committedAt,
+    ...(committedAt !== undefined ? { committedAt } : {}),
     openapi: document.openapi,
     apiVersion: document.info.version,
     extractedAt: new Date().toISOString().slice(0, 10),

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createOpenAIClient } from '../../src/model/client.js';
-import { createResponseErrors, createResponseSchemaFile } from '../support/responses-schema.js';
+import {
+  createResponseErrors,
+  createResponseSchemaFile,
+  openResponsesSchemaFile,
+} from '../support/responses-schema.js';
 import { reply, ScriptedModel, takeSchemaViolations } from '../support/scripted-model.js';
 
 const assistantMessage = {
@@ -13,6 +17,27 @@ const assistantMessage = {
 };
 const withoutStatus: Record<string, unknown> = { ...assistantMessage };
 delete withoutStatus.status;
+
+describe('Open Responses’ CreateResponseBody schema, which every request is checked against too', () => {
+  it('says where the vendored schema came from', () => {
+    const schema = JSON.parse(readFileSync(openResponsesSchemaFile, 'utf8')) as Record<string, unknown>;
+    expect(schema['x-source']).toMatchObject({
+      repository: 'https://github.com/openresponses/openresponses',
+      file: 'public/openapi/openapi.json',
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/) as unknown,
+    });
+    expect(schema.$ref).toBe('#/$defs/CreateResponseBody');
+  });
+
+  it('refuses what it forbids, saying it was Open Responses', () => {
+    expect(createResponseErrors({ model: 'gpt-test', input: 'hi', store: 'yes' })).toContainEqual(
+      expect.stringMatching(
+        /^not a valid CreateResponseBody under openresponses [0-9a-f]{12}: \/store must be boolean/u,
+      ),
+    );
+    expect(createResponseErrors({ model: 'gpt-test', input: [assistantMessage], store: false })).toEqual([]);
+  });
+});
 
 describe('OpenAI’s CreateResponse schema, as the tests check requests against it', () => {
   it('says where the vendored schema came from', () => {

@@ -9,6 +9,16 @@ export const createResponseSchemaFile = path.resolve(
   '../fixtures/openai/create-response.schema.json',
 );
 
+/**
+ * Open Responses' request schema for `POST /responses` (`CreateResponseBody`), vendored by the same
+ * script: the specification many servers besides OpenAI's follow. Every request is checked against
+ * both.
+ */
+export const openResponsesSchemaFile = path.resolve(
+  import.meta.dirname,
+  '../fixtures/openresponses/create-response.schema.json',
+);
+
 interface VendoredSchema {
   'x-source': { commit: string; apiVersion: string };
   $defs: Record<string, unknown>;
@@ -19,9 +29,11 @@ interface VendoredSchema {
 // Formats (`uri`, `float`) are not checked: Ajv knows none of them without a plugin.
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
 const ID = 'https://keel.test/openai/create-response.schema.json';
+const OPEN_RESPONSES_ID = 'https://keel.test/openresponses/create-response.schema.json';
 
 interface Validators {
   body: ValidateFunction;
+  openResponses: { validate: ValidateFunction; source: string };
   item: ValidateFunction;
   /** Item schemas by the `type` they accept, to say why an item of that type failed. */
   byType: Map<string, Array<{ name: string; validate: ValidateFunction }>>;
@@ -50,8 +62,14 @@ function validators(): Validators {
       byType.set(String(value), list);
     }
   }
+  const open = JSON.parse(readFileSync(openResponsesSchemaFile, 'utf8')) as VendoredSchema;
+  ajv.addSchema({ ...open, $id: OPEN_RESPONSES_ID });
   compiled = {
     body: ajv.getSchema(ID)!,
+    openResponses: {
+      validate: ajv.getSchema(OPEN_RESPONSES_ID)!,
+      source: `openresponses ${open['x-source'].commit.slice(0, 12)}`,
+    },
     item: ajv.compile({ $ref: `${ID}#/$defs/InputItem` }),
     byType,
     source: `openai-openapi ${schema['x-source'].commit.slice(0, 12)} (API ${schema['x-source'].apiVersion})`,
@@ -72,11 +90,22 @@ const describeErrors = (errors: ErrorObject[] | null | undefined): string =>
   (errors ?? []).map((error) => `${error.instancePath || '(root)'} ${error.message ?? ''}`).join('; ');
 
 /**
- * Why `body` is not a valid `CreateResponse` request under OpenAI's published schema; [] when it is.
+ * Why `body` is not a valid request under OpenAI's published schema (`CreateResponse`) and under Open
+ * Responses' (`CreateResponseBody`); [] when it is valid under both.
  * Each input item that matches no input item schema is named on its own (its type and role), since
  * the `oneOf` errors for the whole body only say that nothing matched.
  */
 export function createResponseErrors(body: unknown): string[] {
+  const { openResponses } = validators();
+  const open = openResponses.validate(body)
+    ? []
+    : [
+        `not a valid CreateResponseBody under ${openResponses.source}: ${describeErrors(openResponses.validate.errors)}`,
+      ];
+  return [...openAIErrors(body), ...open];
+}
+
+function openAIErrors(body: unknown): string[] {
   const { body: validateBody, item: validateItem, byType, source } = validators();
   if (validateBody(body)) return [];
   const problems: string[] = [];
