@@ -56,6 +56,7 @@ export const unitTests = [
   'test/support/free-port.test.ts',
   'test/tiers.test.ts',
   'test/telemetry/telemetry-config.test.ts',
+  'test/testing/open-responses-compliance.test.ts',
   'test/testing/public-surface.test.ts',
   'test/testing/scripted-model.test.ts',
   'test/tools/builtin/edit-file.test.ts',

@@ -4,6 +4,7 @@
  * (a background response can be streamed again, from any event, by a re-attaching client).
  */
 import type { ServerResponse } from 'node:http';
+import { unfinished } from './response-resource.js';
 import type { StreamPlan } from './script.js';
 
 type Event = Record<string, unknown> & { type: string };
@@ -11,9 +12,7 @@ type Event = Record<string, unknown> & { type: string };
 /** The events the Responses API streams for `answer`, without sequence numbers. */
 function eventsOf(answer: Record<string, unknown>): Event[] {
   const output = (answer.output as Array<Record<string, unknown>>) ?? [];
-  const events: Event[] = [
-    { type: 'response.created', response: { ...answer, status: 'in_progress', output: [], usage: null } },
-  ];
+  const events: Event[] = [{ type: 'response.created', response: unfinished(answer, 'in_progress') }];
   output.forEach((item, outputIndex) => {
     const id = item.id as string;
     if (item.type === 'message') {

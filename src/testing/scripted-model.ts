@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { asResource, unfinished } from './response-resource.js';
 import { ResponseStream } from './response-stream.js';
 import type { RecordedRequest, ResponsesRequestBody, Script, ScriptStep } from './script.js';
 
@@ -196,14 +197,17 @@ export class ScriptedModel {
     }
     switch (step.kind) {
       case 'response': {
-        const answer: Record<string, unknown> = {
-          // What the response continued, as OpenAI echoes it; a step's own value wins.
-          previous_response_id: this.#forgetsConversation ? null : (body.previous_response_id ?? null),
-          ...step.build(recorded, {
-            responseId: `resp_${index + 1}`,
-            callId: (position) => `call_${index + 1}_${position + 1}`,
-          }),
-        };
+        const answer = asResource(
+          {
+            // What the response continued, as OpenAI echoes it; a step's own value wins.
+            previous_response_id: this.#forgetsConversation ? null : (body.previous_response_id ?? null),
+            ...step.build(recorded, {
+              responseId: `resp_${index + 1}`,
+              callId: (position) => `call_${index + 1}_${position + 1}`,
+            }),
+          },
+          body,
+        );
         if (step.accept !== undefined) {
           this.#hanging.add(response);
           await step.accept;
@@ -229,13 +233,7 @@ export class ScriptedModel {
               this.notify();
             },
           );
-          return this.send(response, 200, {
-            ...answer,
-            background: true,
-            status: 'queued',
-            output: [],
-            usage: null,
-          });
+          return this.send(response, 200, unfinished({ ...answer, background: true }, 'queued'));
         }
         if (step.hold !== undefined) {
           this.#hanging.add(response);
@@ -316,9 +314,13 @@ export class ScriptedModel {
     if (stored === undefined)
       return this.send(response, 404, { error: { message: `No response with id '${id}' found.` } });
     if (stored.cancelled)
-      return this.send(response, 200, { ...stored.body, status: 'cancelled', output: [] });
-    if (!stored.settled)
-      return this.send(response, 200, { ...stored.body, status: 'in_progress', output: [], usage: null });
+      return this.send(response, 200, {
+        ...stored.body,
+        status: 'cancelled',
+        output: [],
+        completed_at: null,
+      });
+    if (!stored.settled) return this.send(response, 200, unfinished(stored.body, 'in_progress'));
     return this.send(response, 200, stored.body);
   }
 

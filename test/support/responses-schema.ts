@@ -127,3 +127,17 @@ function openAIErrors(body: unknown): string[] {
   if (problems.length === 0) problems.push(describeErrors(validateBody.errors));
   return problems.map((problem) => `not a valid CreateResponse under ${source}: ${problem}`);
 }
+
+/**
+ * Why `value` is not what Open Responses says `POST /responses` answers: a `ResponseResource` (the
+ * JSON answer, and the response a stream's last event carries) or one `StreamingEvent`; [] when it is.
+ */
+export function openResponsesAnswerErrors(
+  kind: 'ResponseResource' | 'StreamingEvent',
+  value: unknown,
+): string[] {
+  validators();
+  const validate = ajv.getSchema(`${OPEN_RESPONSES_ID}#/$defs/${kind}`)!;
+  if (validate(value)) return [];
+  return [`not a valid ${kind} under Open Responses: ${describeErrors(validate.errors)}`];
+}
