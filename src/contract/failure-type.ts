@@ -3,6 +3,7 @@ import { z } from 'zod';
 /** The failure types of the model adapter: what the model server answered, or that it did not answer. */
 export const MODEL_FAILURE_TYPES = [
   'ModelError.Authentication',
+  'ModelError.BackgroundUnsupported',
   'ModelError.BadRequest',
   'ModelError.ClientError',
   'ModelError.Conflict',

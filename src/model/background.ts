@@ -1,11 +1,11 @@
 import type OpenAI from 'openai';
-import { APIConnectionError, APIConnectionTimeoutError, NotFoundError } from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, NotFoundError } from 'openai';
 import type {
   Response,
   ResponseCreateParamsNonStreaming,
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
-import { ModelError } from './model-error.js';
+import { ModelError, shownId } from './model-error.js';
 import { readResponseEvents, replayResponse, streamBudgetChars, wasCut } from './stream-events.js';
 import type { TurnSink } from './stream-events.js';
 
@@ -76,7 +76,9 @@ export async function runBackgroundResponse(
     delay = Math.min(schedule.maxMs, Math.round(delay * 1.5));
     response = await linked(signal, (request) =>
       client.responses.retrieve(id, {}, { signal: request, maxRetries: 0 }),
-    );
+    ).catch((error: unknown) => {
+      throw cannotRetrieve(error, id) ?? error;
+    });
     options.onPoll?.();
   }
   return response;
@@ -196,7 +198,35 @@ async function create(
   }
 }
 
-/** The earlier attempt's response, unless it is gone, failed or was cancelled (then a new one is made). */
+/** HTTP statuses that say the server has no way to give back a response (as opposed to a passing fault). */
+const NO_RETRIEVE = new Set([400, 404, 405, 501]);
+
+/** Whether `error` is the server's answer that it cannot give back a response. */
+function refusedRetrieve(error: unknown): error is APIError {
+  const status: unknown = error instanceof APIError ? error.status : undefined;
+  return typeof status === 'number' && NO_RETRIEVE.has(status);
+}
+
+/**
+ * The failure of a poll on a response the server itself just created in background mode, when its
+ * answer says it cannot retrieve responses at all: not worth a retry, which would pay for another
+ * generation only to fail the same way. Anything else is left to the usual classification.
+ */
+function cannotRetrieve(error: unknown, id: string): ModelError | undefined {
+  if (!refusedRetrieve(error)) return undefined;
+  return new ModelError(
+    'ModelError.BackgroundUnsupported',
+    `The model server accepted a background request (response ${shownId(id)}) but cannot retrieve it ` +
+      `(HTTP ${String(error.status)}: ${error.message}), so the turn cannot be waited for. It does not support ` +
+      'background mode: set KEEL_MODEL_MODE=foreground on the worker (the default whenever OPENAI_BASE_URL is set).',
+    false,
+  );
+}
+
+/**
+ * The earlier attempt's response, unless it is gone, failed or was cancelled, or the server cannot
+ * give it back at all (then a new one is made).
+ */
 async function reattach(
   client: OpenAI,
   responseId: string,
@@ -209,6 +239,8 @@ async function reattach(
     return response.status === 'failed' || response.status === 'cancelled' ? undefined : response;
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
+    // A server that cannot retrieve (LiteLLM without a database answers 400): start the turn again.
+    if (refusedRetrieve(error)) return undefined;
     throw error;
   }
 }

@@ -29,6 +29,11 @@ export interface ScriptedModelOptions {
    * (`previous_response_id: null`). By default it echoes the id a request continued, as OpenAI does.
    */
   forgetsConversation?: boolean;
+  /**
+   * Answers `GET /v1/responses/{id}` with 400, as a server that takes `background: true` but keeps no
+   * response to retrieve does (LiteLLM without a database): a client that must poll cannot.
+   */
+  cannotRetrieve?: boolean;
 }
 
 /** A background response the server is holding. */
@@ -64,6 +69,7 @@ export class ScriptedModel {
   readonly #validateRequest: ScriptedModelOptions['validateRequest'];
   readonly #jsonOnly: boolean;
   readonly #forgetsConversation: boolean;
+  readonly #cannotRetrieve: boolean;
   readonly #server: Server;
   readonly #started = Date.now();
   readonly #waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
@@ -76,6 +82,7 @@ export class ScriptedModel {
     this.#validateRequest = options.validateRequest;
     this.#jsonOnly = options.jsonOnly === true;
     this.#forgetsConversation = options.forgetsConversation === true;
+    this.#cannotRetrieve = options.cannotRetrieve === true;
   }
 
   /** Starts a server on 127.0.0.1 with a random port, answering from steps in order or from a policy. */
@@ -310,6 +317,15 @@ export class ScriptedModel {
 
   private retrieve(response: ServerResponse, id: string): void {
     this.retrievals.push(id);
+    if (this.#cannotRetrieve)
+      return this.send(response, 400, {
+        error: {
+          message: 'GET responses is not supported',
+          type: 'invalid_request_error',
+          param: null,
+          code: '400',
+        },
+      });
     const stored = this.#stored.get(id);
     if (stored === undefined)
       return this.send(response, 404, { error: { message: `No response with id '${id}' found.` } });

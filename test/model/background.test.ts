@@ -128,6 +128,48 @@ describe('runBackgroundResponse', () => {
     expect(response.output_text).toBe('again');
   });
 
+  it('fails at once, not retryable, when the server takes background mode but cannot retrieve the response', async () => {
+    const release = deferred();
+    model = await ScriptedModel.start([reply.held(reply.text('never read'), release.promise)], {
+      cannotRetrieve: true,
+    });
+    const client = createOpenAIClient({ apiKey: 'sk-test', baseURL: model.url });
+    const failure = await runBackgroundResponse(client, params, {
+      signal: new AbortController().signal,
+      schedule: fast,
+      onResponseId: () => undefined,
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    release.resolve();
+    expect(failure).toBeInstanceOf(ModelError);
+    expect(failure).toMatchObject({ type: 'ModelError.BackgroundUnsupported', retryable: false });
+    expect((failure as ModelError).message).toContain('KEEL_MODEL_MODE=foreground');
+    expect((failure as ModelError).message).toContain('HTTP 400');
+    expect(model.retrievals).toHaveLength(1);
+  });
+
+  it('creates a new response when the server cannot give back the earlier one at all', async () => {
+    model = await ScriptedModel.start([reply.text('made again')], { cannotRetrieve: true });
+    const client = createOpenAIClient({ apiKey: 'sk-test', baseURL: model.url });
+    const failure = await runBackgroundResponse(client, params, {
+      signal: new AbortController().signal,
+      schedule: fast,
+      resumeResponseId: 'resp_from_a_dead_attempt',
+      onResponseId: () => undefined,
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    // The re-attach was refused, so the turn was created again (not failed as a bad request); this
+    // server answers it `queued` and then cannot be polled either, which is the failure that names
+    // the setting. (LiteLLM answers a background request finished, so there the new one completes.)
+    expect(model.retrievals).toEqual(['resp_from_a_dead_attempt', 'resp_1']);
+    expect(model.requests).toHaveLength(1);
+    expect(failure).toMatchObject({ type: 'ModelError.BackgroundUnsupported', retryable: false });
+  });
+
   it('stops waiting at once when its signal is aborted', async () => {
     const { model, client } = await serve(reply.held(reply.text('never'), new Promise(() => undefined)));
     const controller = new AbortController();
