@@ -1,4 +1,6 @@
 import type { Context } from '@temporalio/activity';
+import { Client } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { MODEL_ATTEMPT_REASON_CHARS, MODEL_ATTEMPT_SIGNAL } from '../contract/model-attempt.js';
 import type { ModelAttempt } from '../contract/model-attempt.js';
 import type { Logger } from '../logger.js';
@@ -23,7 +25,15 @@ export async function sayAttempt(
   const { attempt, activityId, workflowExecution: execution } = context.info;
   if (attempt < 2 || execution === undefined) return;
   try {
-    const client = context.client;
+    // The worker's client, but carrying the attempt's trace context in the signal's headers: with
+    // tracing on, the run's span for the signal is then part of the run's trace, not one of its own.
+    const worker = context.client;
+    const client = new Client({
+      connection: worker.connection,
+      namespace: worker.options.namespace,
+      ...(worker.options.dataConverter !== undefined ? { dataConverter: worker.options.dataConverter } : {}),
+      interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    });
     const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
     await client.withDeadline(Date.now() + SAY_ATTEMPT_TIMEOUT_MS, async () => {
       const { raw } = await handle.describe();
