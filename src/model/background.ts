@@ -44,7 +44,7 @@ export interface BackgroundOptions {
    */
   sink?: TurnSink;
   /** With a sink: when a turn still streaming is cut (`model_timeout`), as `StreamBounds` says. */
-  cutAtMs?: number;
+  cutAtMs?: number | undefined;
 }
 
 /** Statuses of a response that is still being generated. */

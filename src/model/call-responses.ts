@@ -37,7 +37,7 @@ export interface CallOptions {
    * When a streamed turn that is still writing is cut and ends `incomplete` (`model_timeout`), a
    * `Date.now()` value: shortly before the attempt's own timeout (see `streamCutAt`).
    */
-  cutAtMs?: number;
+  cutAtMs?: number | undefined;
 }
 
 /** A hook for {@link CallOptions.onStreamFallback} that passes on only the first warning. */

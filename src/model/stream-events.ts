@@ -41,12 +41,17 @@ export interface StreamBounds {
 /** The reason a turn cut at its time bound ends `incomplete` with. */
 export const MODEL_TIMEOUT_REASON = 'model_timeout';
 
+/** The shortest model timeout whose attempts are cut before it; a shorter one just times out. */
+export const STREAM_CUT_MIN_TIMEOUT_MS = 20_000;
+
 /**
  * When a streamed attempt that may take `timeoutMs` and started at `startedAtMs` is cut: 10% of its
- * time (1 to 30 s) before its timeout, time to hand back what it wrote before Temporal gives up on it.
+ * time (2 to 30 s) before its timeout, time to hand back what it wrote before Temporal gives up on it.
+ * None under {@link STREAM_CUT_MIN_TIMEOUT_MS}: there the margin would eat the turn.
  */
-export function streamCutAt(startedAtMs: number, timeoutMs: number): number {
-  return startedAtMs + timeoutMs - Math.min(30_000, Math.max(1_000, timeoutMs / 10));
+export function streamCutAt(startedAtMs: number, timeoutMs: number): number | undefined {
+  if (timeoutMs < STREAM_CUT_MIN_TIMEOUT_MS) return undefined;
+  return startedAtMs + timeoutMs - Math.min(30_000, Math.max(2_000, timeoutMs / 10));
 }
 
 /** Responses that {@link readResponseEvents} made up when it cut a turn at its budget. */

@@ -370,10 +370,11 @@ describe('a streamed turn still writing when its time is nearly up', () => {
     expect(turn.status).toBe('completed');
   });
 
-  it('falls 10% of the timeout before it, 1 to 30 s', () => {
+  it('falls 10% of the timeout before it, 2 to 30 s, and not at all under 20 s', () => {
     expect(streamCutAt(1_000, 600_000)).toBe(1_000 + 600_000 - 30_000);
     expect(streamCutAt(0, 120_000)).toBe(108_000);
-    expect(streamCutAt(0, 4_000)).toBe(3_000);
+    expect(streamCutAt(0, 20_000)).toBe(18_000);
+    expect(streamCutAt(0, 8_000)).toBeUndefined();
   });
 });
 

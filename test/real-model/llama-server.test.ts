@@ -123,9 +123,10 @@ describe('llama.cpp’s server with a model that never stops (--ignore-eos)', ()
 
   it('with the default cap, a runaway answer still writing when its time is nearly up keeps what it wrote', async () => {
     // A slow machine's runaway: the default 32,768-token cap is minutes away, the turn's timeout
-    // (8 s here) seconds. Without the cut the attempt would time out and its retry write it all again.
+    // (45 s here, cut 4.5 s before it) well under one. Without the cut the attempt would time out and
+    // its retry write it all again. (The timeout leaves a loaded machine time to read the prompt.)
     const run = await runCli(runArguments('Tell me a story.'), {
-      env: await keelEnvironment(llama, { KEEL_MODEL_TIMEOUT_SECONDS: '8' }),
+      env: await keelEnvironment(llama, { KEEL_MODEL_TIMEOUT_SECONDS: '45' }),
     });
     const show = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
     expect(run.code, show).toBe(3);

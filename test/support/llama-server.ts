@@ -78,24 +78,11 @@ export async function startLlamaServer(
     await gone;
   };
   const deadline = Date.now() + START_MS;
-  for (;;) {
-    if (exited) throw new Error(`llama-server exited before it was ready:\n${output.slice(-3000)}`);
-    if (Date.now() > deadline) {
-      await close();
-      throw new Error(`llama-server did not answer /health within ${START_MS} ms:\n${output.slice(-3000)}`);
-    }
-    const healthy = await fetch(`${base}/health`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    // Ours, not another process that took the port meanwhile: its /props names our model file.
-    if (healthy) {
-      const props = (await (await fetch(`${base}/props`)).json()) as { model_path?: string };
-      if (!props.model_path?.startsWith(directory))
-        throw new Error(`Something else answers on port ${port}: ${JSON.stringify(props).slice(0, 300)}`);
-      break;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    await ready();
+  } catch (error) {
+    await close();
+    throw error;
   }
   return {
     url: `${base}/v1`,
@@ -118,4 +105,26 @@ export async function startLlamaServer(
     },
     close,
   };
+
+  /** Waits until the server we started answers `/health` (and is ours, not another on the port). */
+  async function ready(): Promise<void> {
+    for (;;) {
+      if (exited) throw new Error(`llama-server exited before it was ready:\n${output.slice(-3000)}`);
+      if (Date.now() > deadline) {
+        throw new Error(`llama-server did not answer /health within ${START_MS} ms:\n${output.slice(-3000)}`);
+      }
+      const healthy = await fetch(`${base}/health`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      // Ours, not another process that took the port meanwhile: its /props names our model file.
+      if (healthy) {
+        const props = (await (await fetch(`${base}/props`)).json()) as { model_path?: string };
+        if (!props.model_path?.startsWith(directory))
+          throw new Error(`Something else answers on port ${port}: ${JSON.stringify(props).slice(0, 300)}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
