@@ -1,4 +1,5 @@
 import type { Context } from '@temporalio/activity';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { Client } from '@temporalio/client';
 import type { ClientInterceptors } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
@@ -26,17 +27,7 @@ export async function sayAttempt(
   const { attempt, activityId, workflowExecution: execution } = context.info;
   if (attempt < 2 || execution === undefined) return;
   try {
-    // The worker's client, but carrying the attempt's trace context in the signal's headers: with
-    // tracing on, the run's span for the signal is then part of the run's trace, not one of its own.
-    const worker = context.client;
-    const { namespace, identity, dataConverter, interceptors } = worker.options;
-    const client = new Client({
-      connection: worker.connection,
-      namespace,
-      identity,
-      ...(dataConverter !== undefined ? { dataConverter } : {}),
-      interceptors: { ...interceptors, workflow: withTracing(interceptors.workflow) },
-    });
+    const client = tracedClient(context.client);
     const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
     await client.withDeadline(Date.now() + SAY_ATTEMPT_TIMEOUT_MS, async () => {
       const { raw } = await handle.describe();
@@ -58,6 +49,24 @@ export async function sayAttempt(
       },
     );
   }
+}
+
+/**
+ * The worker's client; while the attempt is traced, one that also carries its trace context in the
+ * signal's headers, so the run's span for the signal is part of the run's trace, not one of its own.
+ * Untraced, no header is added (history stays as lean as before).
+ */
+function tracedClient(worker: Client): Client {
+  const active = trace.getActiveSpan()?.spanContext();
+  if (active === undefined || !isSpanContextValid(active)) return worker;
+  const { namespace, identity, dataConverter, interceptors } = worker.options;
+  return new Client({
+    connection: worker.connection,
+    namespace,
+    identity,
+    ...(dataConverter !== undefined ? { dataConverter } : {}),
+    interceptors: { ...interceptors, workflow: withTracing(interceptors.workflow) },
+  });
 }
 
 /** The worker's workflow client interceptors and the one that puts the trace context in headers. */
