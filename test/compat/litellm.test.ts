@@ -77,6 +77,23 @@ function listThenAnswer(request: ChatRequest): ChatAnswer {
   return { text: `${task === undefined ? 'I have no task.' : 'Task seen.'} The workspace holds ${marker}.` };
 }
 
+/** The environment of a `keel run` through LiteLLM in `workspace`, hosting its worker on the test server. */
+async function keelRunEnvironment(
+  workspace: string,
+  environment: Record<string, string> = {},
+): Promise<NodeJS.ProcessEnv> {
+  return cliEnvironment({
+    // The test server stands in for the local one (same port), so `keel run` hosts the worker itself.
+    KEEL_LOCAL_PORT: inject('temporalAddress').split(':').at(-1)!,
+    OPENAI_BASE_URL: litellm.url,
+    OPENAI_API_KEY: litellm.key,
+    KEEL_MODEL: litellm.model,
+    KEEL_WORKSPACE: workspace,
+    KEEL_DATA_DIR: path.join(await temporaryWorkspace(), 'data'),
+    ...environment,
+  });
+}
+
 async function keelRun(
   task: string,
   environment: Record<string, string> = {},
@@ -84,18 +101,8 @@ async function keelRun(
   const workspace = await temporaryWorkspace();
   const marker = `marker-${randomUUID()}.txt`;
   await writeFile(path.join(workspace, marker), 'here\n');
-  // The test server stands in for the local one (same port), so `keel run` hosts the worker itself.
-  const port = inject('temporalAddress').split(':').at(-1)!;
   const result = await runCli(['run', task, '--task-queue', `litellm-${randomUUID()}`], {
-    env: cliEnvironment({
-      KEEL_LOCAL_PORT: port,
-      OPENAI_BASE_URL: litellm.url,
-      OPENAI_API_KEY: litellm.key,
-      KEEL_MODEL: litellm.model,
-      KEEL_WORKSPACE: workspace,
-      KEEL_DATA_DIR: path.join(await temporaryWorkspace(), 'data'),
-      ...environment,
-    }),
+    env: await keelRunEnvironment(workspace, environment),
     cwd: workspace,
   });
   return { ...result, marker };
@@ -201,16 +208,8 @@ describe('through LiteLLM (a Responses-to-chat-completions gateway without a dat
     answer = () => ({ text: 'Once upon a time, '.repeat(200), pieceMs: 50 });
     const before = upstream.requests.length;
     const workspace = await temporaryWorkspace();
-    const port = inject('temporalAddress').split(':').at(-1)!;
     const cli = startCli(['run', task, '--task-queue', `litellm-${randomUUID()}`], {
-      env: cliEnvironment({
-        KEEL_LOCAL_PORT: port,
-        OPENAI_BASE_URL: litellm.url,
-        OPENAI_API_KEY: litellm.key,
-        KEEL_MODEL: litellm.model,
-        KEEL_WORKSPACE: workspace,
-        KEEL_DATA_DIR: path.join(await temporaryWorkspace(), 'data'),
-      }),
+      env: await keelRunEnvironment(workspace),
       cwd: workspace,
     });
     try {
