@@ -305,6 +305,9 @@ describe('agentRun through the temporal CLI', () => {
       async ({ taskQueue, model }) => {
         const workflowId = `signal-${randomUUID()}`;
         await startWithCli(workflowId, taskQueue, { task: 'Answer, then wait.', session: true });
+        // A message that arrives before the first turn starts joins it (no second request would
+        // come): a loaded machine's first workflow task can come after both signals.
+        await model.waitForRequests(1);
         const signal = (name: string, input: unknown) =>
           temporalOk([
             'workflow',
