@@ -5,7 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { prepareBuiltKeel } from '../bench/support/built-keel.js';
 import type { BuiltKeel } from '../bench/support/built-keel.js';
-import { dynamicConfigArguments } from '../src/server-settings.js';
+import { dynamicConfigArguments, KEEL_SERVER_DYNAMIC_CONFIG } from '../src/server-settings.js';
 import { workflowsPath } from '../src/worker.js';
 import { silentLogger } from './support/loggers.js';
 import { freePort } from './support/free-port.js';
@@ -13,6 +13,12 @@ import { locateTemporalCli } from './support/temporal-cli.js';
 import type { TemporalExecutable } from './support/temporal-cli.js';
 import { createLocalEnvironment } from '../src/cli/dev-server.js';
 import { compileProcessWorker } from './support/process/compile-worker.js';
+
+/** The test server's task queues have one partition each (Temporal's default is four). */
+const TEST_SERVER_PARTITIONS = {
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+};
 
 /** What the global set-up provides to the tests of every tier with a server (`inject`). */
 interface Provided {
@@ -93,7 +99,10 @@ async function start(teardowns: Array<() => Promise<void>>): Promise<Provided> {
         ip: '127.0.0.1',
         port,
         log: { format: 'pretty', level: 'error' },
-        extraArgs: dynamicConfigArguments(),
+        // One partition per task queue instead of four: every test makes task queues of its own, and
+        // each partition is loaded, polled and forwarded to on its own. On a subset of the
+        // integration tier (39 files) this took 10% less time and 9% less CPU (CONTRIBUTING.md).
+        extraArgs: dynamicConfigArguments({ ...KEEL_SERVER_DYNAMIC_CONFIG, ...TEST_SERVER_PARTITIONS }),
       },
     },
     (line) => console.error(line),
