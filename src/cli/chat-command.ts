@@ -1,5 +1,5 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { runtimeTelemetryOptions } from '../telemetry/start-telemetry.js';
+import { hostedRuntimeOptions } from '../telemetry/start-telemetry.js';
 import { telemetryConfigFromEnvironment } from '../telemetry/telemetry-config.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
@@ -52,11 +52,7 @@ export async function chatCommand(out: Output, options: ChatCommandOptions): Pro
   // As in `keel run`: this process answers Ctrl-C itself, and a hosted worker's warnings go to a file.
   const workerLog = new HostedWorkerLog(dataDirectory());
   // The one runtime of this process, so the Prometheus endpoint (KEEL_METRICS_PROMETHEUS) is set here too.
-  Runtime.install({
-    shutdownSignals: [],
-    logger: workerLog.logger,
-    ...runtimeTelemetryOptions(telemetryConfigFromEnvironment()),
-  });
+  Runtime.install(hostedRuntimeOptions(telemetryConfigFromEnvironment(), workerLog.logger));
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const client = await connectClient(target, options.taskQueue);
   const prompt = new LinePrompt();

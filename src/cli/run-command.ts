@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { runtimeTelemetryOptions } from '../telemetry/start-telemetry.js';
+import { hostedRuntimeOptions } from '../telemetry/start-telemetry.js';
 import { telemetryConfigFromEnvironment } from '../telemetry/telemetry-config.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { CombinedWorkerRunError, NativeConnection, Runtime } from '@temporalio/worker';
@@ -60,11 +60,7 @@ export async function runCommand(out: Output, options: RunCommandOptions): Promi
   // (the run's own failure line says what happened).
   const workerLog = new HostedWorkerLog(dataDirectory());
   // The one runtime of this process, so the Prometheus endpoint (KEEL_METRICS_PROMETHEUS) is set here too.
-  Runtime.install({
-    shutdownSignals: [],
-    logger: workerLog.logger,
-    ...runtimeTelemetryOptions(telemetryConfigFromEnvironment()),
-  });
+  Runtime.install(hostedRuntimeOptions(telemetryConfigFromEnvironment(), workerLog.logger));
   const target = await resolveTarget({ dataDirectory: dataDirectory(), say: out.note, start: !remote });
   const taskQueue = options.demo ? `keel-demo-${randomUUID().slice(0, 8)}` : options.taskQueue;
   let demoModel: ScriptedModel | undefined;

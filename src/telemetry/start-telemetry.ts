@@ -1,5 +1,5 @@
 import { Runtime } from '@temporalio/worker';
-import type { RuntimeOptions } from '@temporalio/worker';
+import type { Logger, RuntimeOptions } from '@temporalio/worker';
 import type { TelemetryConfig } from './telemetry-config.js';
 import { startTracing } from './tracing.js';
 import type { Tracing } from './tracing.js';
@@ -31,6 +31,24 @@ export function runtimeTelemetryOptions(config: TelemetryConfig): Pick<RuntimeOp
         },
       },
     },
+  };
+}
+
+/**
+ * The `Runtime.install` options of a process that hosts a worker behind its own terminal UI
+ * (`keel run`, `keel chat`): it answers Ctrl-C itself, so the worker must not shut down on it; the
+ * worker's logs go to `logger` (a file), the SDK core's own warnings included, which would
+ * otherwise be printed on the terminal between the progress lines (say, "Activity not found on
+ * completion" when a cancelled run's model call ends after the run); and the metrics endpoint is
+ * served as {@link runtimeTelemetryOptions} says.
+ */
+export function hostedRuntimeOptions(config: TelemetryConfig, logger: Logger): RuntimeOptions {
+  const { telemetryOptions } = runtimeTelemetryOptions(config);
+  return {
+    shutdownSignals: [],
+    logger,
+    // The core's default filter (warnings and up), forwarded to `logger` instead of the console.
+    telemetryOptions: { ...telemetryOptions, logging: { forward: {} } },
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config-error.js';
-import { runtimeTelemetryOptions } from '../../src/telemetry/start-telemetry.js';
+import { DefaultLogger } from '@temporalio/worker';
+import { hostedRuntimeOptions, runtimeTelemetryOptions } from '../../src/telemetry/start-telemetry.js';
 import { telemetryConfigFromEnvironment } from '../../src/telemetry/telemetry-config.js';
 
 describe('telemetryConfigFromEnvironment', () => {
@@ -66,6 +67,24 @@ describe('telemetryConfigFromEnvironment', () => {
           },
         },
       },
+    });
+  });
+
+  it("gives a worker hosted behind a terminal UI no shutdown signal and forwards the SDK core's logs to its logger", () => {
+    const logger = new DefaultLogger('WARN', () => undefined);
+    // The core logs to the console unless forwarded: its warnings would land between the progress lines.
+    expect(hostedRuntimeOptions(telemetryConfigFromEnvironment({}), logger)).toEqual({
+      shutdownSignals: [],
+      logger,
+      telemetryOptions: { logging: { forward: {} } },
+    });
+    const withMetrics = hostedRuntimeOptions(
+      telemetryConfigFromEnvironment({ KEEL_METRICS_PROMETHEUS: '0.0.0.0:9464' }),
+      logger,
+    );
+    expect(withMetrics.telemetryOptions).toMatchObject({
+      logging: { forward: {} },
+      metrics: { prometheus: { bindAddress: '0.0.0.0:9464' } },
     });
   });
 });
