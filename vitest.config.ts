@@ -52,8 +52,10 @@ const withServer = {
   setupFiles: ['test/setup.ts', 'test/setup-requests.ts'],
   // Native Temporal workers crash under worker_threads (sdk-typescript#876): isolate test files in processes.
   pool: 'forks',
-  testTimeout: 60_000,
-  hookTimeout: 60_000,
+  // A hang detector, not a speed goal (those are benchmarks): a test of three CLI processes that
+  // takes 13 s alone took over 60 s on a machine loaded 7 times over, and failed there.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
 } satisfies TestProjectInlineConfiguration['test'];
 
 export default defineConfig({
