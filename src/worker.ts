@@ -226,7 +226,9 @@ export async function runWorker(config: WorkerConfig, options: RunWorkerOptions 
   const { connectionOptions, namespace } = options.target ?? loadClientConnectConfig();
   const address = connectionOptions.address ?? 'localhost:7233';
   // Before the first connection: the runtime (with its Prometheus endpoint) is made once per process.
-  const telemetry = startTelemetry(config.telemetry, { installRuntime: options.installRuntime ?? true });
+  const telemetry = await startTelemetry(config.telemetry, {
+    installRuntime: options.installRuntime ?? true,
+  });
   const connection = await NativeConnection.connect(connectionOptions).catch(async (error: unknown) => {
     await telemetry.shutdown();
     throw unreachableTemporal(address, error, connectionOptions);

@@ -1,8 +1,7 @@
 import type { Context } from '@temporalio/activity';
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { Client } from '@temporalio/client';
-import type { ClientInterceptors } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import type { ClientInterceptors, WorkflowClientInterceptor } from '@temporalio/client';
 import { MODEL_ATTEMPT_REASON_CHARS, MODEL_ATTEMPT_SIGNAL } from '../contract/model-attempt.js';
 import type { ModelAttempt } from '../contract/model-attempt.js';
 import type { Logger } from '../logger.js';
@@ -27,7 +26,7 @@ export async function sayAttempt(
   const { attempt, activityId, workflowExecution: execution } = context.info;
   if (attempt < 2 || execution === undefined) return;
   try {
-    const client = tracedClient(context.client);
+    const client = await tracedClient(context.client);
     const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
     await client.withDeadline(Date.now() + SAY_ATTEMPT_TIMEOUT_MS, async () => {
       const { raw } = await handle.describe();
@@ -56,22 +55,29 @@ export async function sayAttempt(
  * signal's headers, so the run's span for the signal is part of the run's trace, not one of its own.
  * Untraced, no header is added (history stays as lean as before).
  */
-function tracedClient(worker: Client): Client {
+async function tracedClient(worker: Client): Promise<Client> {
   const active = trace.getActiveSpan()?.spanContext();
   if (active === undefined || !isSpanContextValid(active)) return worker;
   const { namespace, identity, dataConverter, interceptors } = worker.options;
+  // Loaded only while traced: tracing is off by default, and a worker without it does not load it.
+  const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry');
   return new Client({
     connection: worker.connection,
     namespace,
     identity,
     ...(dataConverter !== undefined ? { dataConverter } : {}),
-    interceptors: { ...interceptors, workflow: withTracing(interceptors.workflow) },
+    interceptors: {
+      ...interceptors,
+      workflow: withTracing(interceptors.workflow, new OpenTelemetryWorkflowClientInterceptor()),
+    },
   });
 }
 
 /** The worker's workflow client interceptors and the one that puts the trace context in headers. */
-function withTracing(workflow: ClientInterceptors['workflow']): ClientInterceptors['workflow'] {
-  const tracing = new OpenTelemetryWorkflowClientInterceptor();
+function withTracing(
+  workflow: ClientInterceptors['workflow'],
+  tracing: WorkflowClientInterceptor,
+): ClientInterceptors['workflow'] {
   if (workflow === undefined) return [tracing];
   // The deprecated factory form cannot take another: the signal goes without the trace context.
   return Array.isArray(workflow) ? [...workflow, tracing] : workflow;

@@ -1,7 +1,6 @@
 import { Runtime } from '@temporalio/worker';
 import type { Logger, RuntimeOptions } from '@temporalio/worker';
 import type { TelemetryConfig } from './telemetry-config.js';
-import { startTracing } from './tracing.js';
 import type { Tracing } from './tracing.js';
 
 /** What a worker process started for telemetry, for `createKeelWorker`, and how to stop it. */
@@ -54,16 +53,18 @@ export function hostedRuntimeOptions(config: TelemetryConfig, logger: Logger): R
 
 /**
  * Starts what `config` turns on, for a worker process: the runtime with a Prometheus endpoint (once
- * per process: before any connection, when `installRuntime` is true) and OTLP tracing.
+ * per process: before any connection, when `installRuntime` is true) and OTLP tracing, whose
+ * modules are loaded only then.
  */
-export function startTelemetry(
+export async function startTelemetry(
   config: TelemetryConfig,
   options: { installRuntime: boolean },
-): WorkerTelemetry {
+): Promise<WorkerTelemetry> {
   if (options.installRuntime && config.prometheusBindAddress !== undefined) {
     Runtime.install(runtimeTelemetryOptions(config));
   }
-  const tracing = config.tracing === undefined ? undefined : startTracing(config.tracing);
+  const tracing =
+    config.tracing === undefined ? undefined : (await import('./tracing.js')).startTracing(config.tracing);
   return {
     captureContent: config.captureContent,
     ...(tracing ? { tracing } : {}),

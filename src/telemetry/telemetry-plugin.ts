@@ -1,12 +1,6 @@
 import { SimplePlugin } from '@temporalio/plugin';
 import type { ReplayWorkerOptions, WorkerOptions } from '@temporalio/worker';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
-import type { Context as ActivityContext } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { InjectedSink, InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
@@ -40,14 +34,7 @@ export class KeelTelemetryPlugin extends SimplePlugin {
         workflowModules: [...workflowInterceptorModules],
         // Temporal's span first, so Keel's `chat` and `execute_tool` spans are its children.
         activity: [
-          ...(tracing
-            ? [
-                (context: ActivityContext) => ({
-                  inbound: new OpenTelemetryActivityInboundInterceptor(context),
-                  outbound: new OpenTelemetryActivityOutboundInterceptor(context),
-                }),
-              ]
-            : []),
+          ...(tracing ? [tracing.activityInterceptors] : []),
           (context) => ({ inbound: new KeelActivityTelemetry(context, keel) }),
         ],
       },
@@ -71,7 +58,7 @@ export class KeelTelemetryPlugin extends SimplePlugin {
 
   #exporter(): InjectedSink<OpenTelemetryWorkflowExporter> {
     if (!this.#tracing) return droppingExporter;
-    const inner = makeWorkflowExporter(this.#tracing.spanProcessor, this.#tracing.resource);
+    const inner = this.#tracing.workflowExporter();
     // The SDK copies the whole WorkflowInfo onto each workflow span, memo and last failure included:
     // only the fields that name the run go on.
     return { export: { ...inner.export, fn: (info, spans) => inner.export.fn(namingFields(info), spans) } };

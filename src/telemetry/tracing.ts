@@ -5,13 +5,27 @@ import type { ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Context as ActivityContext } from '@temporalio/activity';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import type { ActivityInterceptors, InjectedSink } from '@temporalio/worker';
 import type { TelemetryConfig } from './telemetry-config.js';
 
-/** A worker's tracer provider, what exports its spans, and how to flush them at the end. */
+/**
+ * A worker's tracer provider, what exports its spans, and how to flush them at the end. This module
+ * holds all of OpenTelemetry's SDK and Temporal's interceptors for it, and is imported only when
+ * tracing is on: a worker without it starts without loading them (about 0.15 s of CPU).
+ */
 export interface Tracing {
-  resource: Resource;
-  spanProcessor: SpanProcessor;
+  /** Temporal's activity interceptors, which continue the workflow's trace from the task's headers. */
+  readonly activityInterceptors: (context: ActivityContext) => ActivityInterceptors;
+  /** The sink that exports the workflow's spans. */
+  workflowExporter(): InjectedSink<OpenTelemetryWorkflowExporter>;
   /** Sends what is buffered and stops exporting. */
   shutdown(): Promise<void>;
 }
@@ -36,8 +50,11 @@ export function startTracing(
   const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
   return {
-    resource,
-    spanProcessor,
+    activityInterceptors: (context) => ({
+      inbound: new OpenTelemetryActivityInboundInterceptor(context),
+      outbound: new OpenTelemetryActivityOutboundInterceptor(context),
+    }),
+    workflowExporter: () => makeWorkflowExporter(spanProcessor, resource),
     async shutdown() {
       // A failed last export was said by the exporter; it must not fail the worker's clean stop.
       await provider.shutdown().catch(() => undefined);
