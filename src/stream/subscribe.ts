@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import { ServiceError } from '@temporalio/client';
 import { STREAM_NAMES, StreamRead } from '../contract/stream-event.js';
 import type { StreamItem } from '../contract/stream-event.js';
 import { lookAtRun, readLive } from './live-reader.js';
@@ -263,7 +264,35 @@ class HistoryWatch {
   }
 }
 
+/**
+ * gRPC codes of a query that may be answered when asked again: CANCELLED, DEADLINE_EXCEEDED and
+ * UNAVAILABLE, as when the worker it went to was killed mid-query or the server was too busy.
+ */
+const TRANSIENT_QUERY_CODES: ReadonlySet<unknown> = new Set([1, 4, 14]);
+/** How long a reader keeps asking a run's log that does not answer before it gives up. */
+const QUERY_PATIENCE_MS = 60_000;
+/** Longest pause between two of those tries. */
+const QUERY_RETRY_MAX_MS = 2_000;
+
+/** The run's log from `from` on; a query that failed for a passing reason is asked again, for a while. */
 async function readStream(temporal: Client, runId: string, from: number): Promise<StreamRead> {
+  const since = Date.now();
+  for (let pause = WAIT_RETRY_MS; ; pause = Math.min(QUERY_RETRY_MAX_MS, pause * 2)) {
+    try {
+      return await readStreamOnce(temporal, runId, from);
+    } catch (error) {
+      if (!transientQueryFailure(error) || Date.now() - since >= QUERY_PATIENCE_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+function transientQueryFailure(error: unknown): boolean {
+  if (!(error instanceof ServiceError)) return false;
+  return TRANSIENT_QUERY_CODES.has((error.cause as { code?: unknown } | undefined)?.code);
+}
+
+async function readStreamOnce(temporal: Client, runId: string, from: number): Promise<StreamRead> {
   try {
     return StreamRead.parse(await temporal.workflow.getHandle(runId).query(STREAM_NAMES.read, { from }));
   } catch (error) {

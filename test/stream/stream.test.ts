@@ -1,6 +1,7 @@
+import { Client, ServiceError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamItem } from '../../src/contract/stream-event.js';
-import type { KeelClient } from '../../src/client.js';
+import { KeelClient } from '../../src/client.js';
 import type { ModelMode } from '../../src/model/config.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -141,6 +142,65 @@ describe('a secret the model writes into its streamed text', () => {
       const items = await collect(keel, runId);
       expect(shownText(items)).toEqual(['Your key is [redacted] and nothing else.']);
       expect(await historyText(keel.temporal, runId)).not.toContain(secret);
+    });
+  });
+});
+
+describe('a query of the run the server could not answer', () => {
+  it('is asked again, as when the worker it went to was killed mid-query; another failure ends the stream at once', async () => {
+    const model = await ScriptedModel.start([reply.text(ANSWER)]);
+    await withTestWorker(server, { model }, async ({ keel, taskQueue }) => {
+      // What the client raised when a worker was SIGKILLed while it answered the stream's query.
+      const cancelled = (): ServiceError =>
+        new ServiceError('Failed to query Workflow', {
+          cause: Object.assign(new Error('1 CANCELLED: context canceled'), { code: 1 }),
+        });
+      let failing = 2;
+      let queried = 0;
+      const flaky = new Client({
+        connection: server.client.connection,
+        namespace: server.client.options.namespace,
+        interceptors: {
+          workflow: [
+            {
+              async query(input, next) {
+                queried += 1;
+                if (failing > 0) {
+                  failing -= 1;
+                  throw cancelled();
+                }
+                return next(input);
+              },
+            },
+          ],
+        },
+      });
+      const runId = await keel.startRun({ task: 'answer' });
+      const items = await collect(new KeelClient(flaky, taskQueue), runId);
+      expect(queried).toBeGreaterThan(2);
+      expect(shownText(items)).toEqual([ANSWER]);
+      expect(items.at(-1)?.event).toEqual({ type: 'end', status: 'completed' });
+
+      // A failure no retry mends (the server refused the query itself) is not hidden.
+      const refusing = new Client({
+        connection: server.client.connection,
+        namespace: server.client.options.namespace,
+        interceptors: {
+          workflow: [
+            {
+              query: () =>
+                Promise.reject(
+                  new ServiceError('Failed to query Workflow', {
+                    cause: Object.assign(new Error('7 PERMISSION_DENIED: no'), { code: 7 }),
+                  }),
+                ),
+            },
+          ],
+        },
+      });
+      await expect(collect(new KeelClient(refusing, taskQueue), runId)).rejects.toThrow(
+        'Failed to query Workflow',
+      );
     });
   });
 });
