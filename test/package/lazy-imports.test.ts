@@ -5,18 +5,18 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, inject, it } from 'vitest';
 
-/** Module resolution hooks that name, on stderr, every OpenTelemetry SDK module a process loads. */
+/** Module resolution hooks that name, on stderr, the entry modules of OpenTelemetry's and MCP's SDKs a process loads. */
 const HOOKS = `
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (/sdk-trace-base|exporter-trace-otlp|interceptors-opentelemetry\\/lib\\/index/.test(resolved.url))
+  if (/sdk-trace-base|exporter-trace-otlp|interceptors-opentelemetry\\/lib\\/index|modelcontextprotocol\\/sdk\\/dist\\/esm\\/client\\/index/.test(resolved.url))
     process.stderr.write('loaded ' + resolved.url.replace(/.*node_modules\\//, '') + '\\n');
   return resolved;
 }`;
 
-it("starts a worker process without tracing and loads none of OpenTelemetry's SDK, which tracing then loads", async () => {
+it("starts a worker process without tracing or MCP servers and loads neither OpenTelemetry's SDK nor MCP's, which they then load", async () => {
   const built = inject('builtKeel');
-  const directory = await mkdtemp(path.join(tmpdir(), 'keel-lazy-tracing-'));
+  const directory = await mkdtemp(path.join(tmpdir(), 'keel-lazy-imports-'));
   const hooks = path.join(directory, 'hooks.mjs');
   const register = path.join(directory, 'register.mjs');
   await writeFile(hooks, HOOKS);
@@ -35,6 +35,7 @@ it("starts a worker process without tracing and loads none of OpenTelemetry's SD
     process.stderr.write('tracing on\\n');
     const on = { ...off, tracing: { tracesUrl: 'http://127.0.0.1:9/v1/traces', serviceName: 'keel' } };
     await (await startTelemetry(on, { installRuntime: false })).shutdown();
+    await import(${dist('mcp/mcp-servers.js')});
   `;
   const stderr = await new Promise<string>((resolve, reject) => {
     execFile(
@@ -50,4 +51,5 @@ it("starts a worker process without tracing and loads none of OpenTelemetry's SD
   expect(after).toMatch(/^loaded @opentelemetry\/sdk-trace-base\//m);
   expect(after).toMatch(/^loaded @opentelemetry\/exporter-trace-otlp-http\//m);
   expect(after).toMatch(/^loaded @temporalio\/interceptors-opentelemetry\//m);
+  expect(after).toMatch(/^loaded @modelcontextprotocol\/sdk\//m);
 });
