@@ -23,6 +23,8 @@ export interface RunLook {
   live: LiveStream | undefined;
   /** The model activity's attempt that has started and says nothing of a live stream (its worker streams none), if any. */
   startedWithoutLive: number | undefined;
+  /** Whether a model turn's activity is scheduled or running: a turn is open, whatever an earlier read of the log said. */
+  modelPending: boolean;
   historyLength: number;
   runId: string;
   running: boolean;
@@ -40,8 +42,10 @@ export async function lookAtRun(
   const description = await temporal.workflow.getHandle(workflowId).describe();
   let live: LiveStream | undefined;
   let startedWithoutLive: number | undefined;
+  let modelPending = false;
   for (const pending of description.raw.pendingActivities ?? []) {
     if (!MODEL_ACTIVITIES.has(pending.activityType?.name ?? '')) continue;
+    modelPending = true;
     const payloads = pending.heartbeatDetails?.payloads;
     const details = payloads?.length
       ? await decodeFromPayloadsAtIndex<{ live?: unknown }>(
@@ -57,6 +61,7 @@ export async function lookAtRun(
   return {
     live,
     startedWithoutLive,
+    modelPending,
     historyLength: description.historyLength,
     runId: description.runId,
     running: description.status.name === 'RUNNING',

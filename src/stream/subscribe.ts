@@ -21,6 +21,11 @@ export interface SubscribeOptions {
 /** Shortest and longest pause between two looks for a turn's live stream that has not begun (or died). */
 const LIVE_LOOK_MIN_MS = 5;
 const LIVE_LOOK_MAX_MS = 500;
+/**
+ * Times the log is read again when it shows no open turn but a look at the run finds the turn's
+ * model attempt (the log was read first): pauses of 10, 20, 40, 80 and 160 ms.
+ */
+const STALE_READS = 5;
 /** Pause before looking at the run again after a long poll of its history failed. */
 const WAIT_RETRY_MS = 200;
 /** Most events of history one page brings while catching up. */
@@ -68,6 +73,8 @@ export async function* subscribe(
   const history = new HistoryWatch(temporal, runId);
   let pause = 0;
   let withoutLive: { attempt: number; since: number } | undefined;
+  // Reads of the log that found no open turn while a look found a model attempt, at one history length.
+  let stale: { historyLength: number; tries: number } | undefined;
   for (;;) {
     const read = await readStream(temporal, runId, next);
     const first = read.items[0];
@@ -97,8 +104,20 @@ export async function* subscribe(
       for (const item of last.items) yield* sift(item, shown);
       return;
     }
-    // A turn opened between the read and the look: read again.
+    // A turn opened between the read and the look: read again. A look that finds the turn's attempt
+    // but not yet its live stream says so too; waiting on history then would wait out the whole turn
+    // (nothing is written there while it streams), so the log is read again a few times first.
     if (open === undefined && look.live !== undefined && !followed.has(look.live.url)) continue;
+    if (open === undefined && look.modelPending) {
+      const at: { historyLength: number; tries: number } =
+        stale?.historyLength === look.historyLength ? stale : { historyLength: look.historyLength, tries: 0 };
+      stale = at;
+      if (at.tries < STALE_READS) {
+        at.tries += 1;
+        await new Promise((resolve) => setTimeout(resolve, LIVE_LOOK_MIN_MS * 2 ** at.tries));
+        continue;
+      }
+    }
     if (open !== undefined) {
       // An attempt that runs and says nothing of a live stream streams none (its worker has
       // streaming off or cannot serve it): the turn's text comes with its end, waited for in history.

@@ -1,5 +1,6 @@
 import { Client, ServiceError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAM_NAMES, StreamRead } from '../../src/contract/stream-event.js';
 import type { StreamItem } from '../../src/contract/stream-event.js';
 import { KeelClient } from '../../src/client.js';
 import type { ModelMode } from '../../src/model/config.js';
@@ -201,6 +202,57 @@ describe('a query of the run the server could not answer', () => {
       await expect(collect(new KeelClient(refusing, taskQueue), runId)).rejects.toThrow(
         'Failed to query Workflow',
       );
+    });
+  });
+});
+
+describe('a reader whose read of the log came before the turn opened', () => {
+  it('reads the log again and follows the turn live, rather than waiting out the turn in history', async () => {
+    const resume = deferred();
+    // The answer stops after two deltas until the first text reached the reader.
+    const model = await ScriptedModel.start([
+      reply.streamed(reply.text(ANSWER), { pauseAfter: 2, resume: resume.promise }),
+    ]);
+    // Background mode: the attempt says where it streams only once the model has created its
+    // response, so a look at the run just after the request finds the attempt without it.
+    await withTestWorker(server, { model, modelMode: 'background' }, async ({ keel, taskQueue }) => {
+      let first = true;
+      // The first read of the log is answered as the log was before the turn opened, and only once
+      // the turn's request reached the model: the race of a read answered before the look that follows.
+      const late = new Client({
+        connection: server.client.connection,
+        namespace: server.client.options.namespace,
+        interceptors: {
+          workflow: [
+            {
+              async query(input, next) {
+                const answer = await next(input);
+                if (!first || input.queryType !== STREAM_NAMES.read) return answer;
+                first = false;
+                const read = StreamRead.parse(answer);
+                await model.waitForRequests(1);
+                const opened = read.open?.offset ?? read.head;
+                return {
+                  base: read.base,
+                  head: opened,
+                  items: read.items.filter((item) => item.offset < opened),
+                } satisfies StreamRead;
+              },
+            },
+          ],
+        },
+      });
+      const runId = await keel.startRun({ task: 'answer' });
+      const items: StreamItem[] = [];
+      for await (const item of new KeelClient(late, taskQueue).stream(runId)) {
+        items.push(item);
+        // Text while the model still holds the rest back came live: the reader did not wait for the turn's end.
+        if (item.event.type === 'text') resume.resolve();
+      }
+      expect(first).toBe(false);
+      expect(items.find(({ event }) => event.type === 'text')?.event).toMatchObject({ turn: 1 });
+      expect(shownText(items)).toEqual([ANSWER]);
+      expect(items.at(-1)?.event).toEqual({ type: 'end', status: 'completed' });
     });
   });
 });
