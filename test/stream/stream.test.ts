@@ -1,4 +1,5 @@
 import { Client, ServiceError } from '@temporalio/client';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAM_NAMES, StreamRead } from '../../src/contract/stream-event.js';
 import type { StreamItem } from '../../src/contract/stream-event.js';
@@ -24,6 +25,15 @@ async function collect(keel: KeelClient, runId: string, from = 0): Promise<Strea
   const items: StreamItem[] = [];
   for await (const item of keel.stream(runId, { from })) items.push(item);
   return items;
+}
+
+/** A client of the test server whose workflow queries go through `query` (the real query is `next`). */
+function clientQuerying(query: NonNullable<WorkflowClientInterceptor['query']>): Client {
+  return new Client({
+    connection: server.client.connection,
+    namespace: server.client.options.namespace,
+    interceptors: { workflow: [{ query }] },
+  });
 }
 
 const ANSWER = 'The answer is forty two, said the model.';
@@ -158,23 +168,13 @@ describe('a query of the run the server could not answer', () => {
         });
       let failing = 2;
       let queried = 0;
-      const flaky = new Client({
-        connection: server.client.connection,
-        namespace: server.client.options.namespace,
-        interceptors: {
-          workflow: [
-            {
-              async query(input, next) {
-                queried += 1;
-                if (failing > 0) {
-                  failing -= 1;
-                  throw cancelled();
-                }
-                return next(input);
-              },
-            },
-          ],
-        },
+      const flaky = clientQuerying(async (input, next) => {
+        queried += 1;
+        if (failing > 0) {
+          failing -= 1;
+          throw cancelled();
+        }
+        return next(input);
       });
       const runId = await keel.startRun({ task: 'answer' });
       const items = await collect(new KeelClient(flaky, taskQueue), runId);
@@ -183,22 +183,13 @@ describe('a query of the run the server could not answer', () => {
       expect(items.at(-1)?.event).toEqual({ type: 'end', status: 'completed' });
 
       // A failure no retry mends (the server refused the query itself) is not hidden.
-      const refusing = new Client({
-        connection: server.client.connection,
-        namespace: server.client.options.namespace,
-        interceptors: {
-          workflow: [
-            {
-              query: () =>
-                Promise.reject(
-                  new ServiceError('Failed to query Workflow', {
-                    cause: Object.assign(new Error('7 PERMISSION_DENIED: no'), { code: 7 }),
-                  }),
-                ),
-            },
-          ],
-        },
-      });
+      const refusing = clientQuerying(() =>
+        Promise.reject(
+          new ServiceError('Failed to query Workflow', {
+            cause: Object.assign(new Error('7 PERMISSION_DENIED: no'), { code: 7 }),
+          }),
+        ),
+      );
       await expect(collect(new KeelClient(refusing, taskQueue), runId)).rejects.toThrow(
         'Failed to query Workflow',
       );
@@ -219,28 +210,18 @@ describe('a reader whose read of the log came before the turn opened', () => {
       let first = true;
       // The first read of the log is answered as the log was before the turn opened, and only once
       // the turn's request reached the model: the race of a read answered before the look that follows.
-      const late = new Client({
-        connection: server.client.connection,
-        namespace: server.client.options.namespace,
-        interceptors: {
-          workflow: [
-            {
-              async query(input, next) {
-                const answer = await next(input);
-                if (!first || input.queryType !== STREAM_NAMES.read) return answer;
-                first = false;
-                const read = StreamRead.parse(answer);
-                await model.waitForRequests(1);
-                const opened = read.open?.offset ?? read.head;
-                return {
-                  base: read.base,
-                  head: opened,
-                  items: read.items.filter((item) => item.offset < opened),
-                } satisfies StreamRead;
-              },
-            },
-          ],
-        },
+      const late = clientQuerying(async (input, next) => {
+        const answer = await next(input);
+        if (!first || input.queryType !== STREAM_NAMES.read) return answer;
+        first = false;
+        const read = StreamRead.parse(answer);
+        await model.waitForRequests(1);
+        const opened = read.open?.offset ?? read.head;
+        return {
+          base: read.base,
+          head: opened,
+          items: read.items.filter((item) => item.offset < opened),
+        } satisfies StreamRead;
       });
       const runId = await keel.startRun({ task: 'answer' });
       const items: StreamItem[] = [];
