@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { KeelClient } from '../client.js';
@@ -7,6 +8,7 @@ import { clientDataConverterFromEnvironment } from '../data-converter.js';
 import { resolveTarget } from './embedded.js';
 import type { TemporalTarget } from './embedded.js';
 import type { Output } from './output.js';
+import { processIdentity } from './process-identity.js';
 
 // The commands import these from here; main.ts imports them from output.js alone, to start light.
 export { CliFailure, EXIT, output, reasonOf, UsageError } from './output.js';
@@ -43,14 +45,24 @@ export async function connectClient(
 
 /**
  * Whether some worker polls the task queue (the client's, or `taskQueue`) for workflow tasks, as the
- * server saw lately (then nobody needs to host one).
+ * server saw lately (then nobody needs to host one). The server lists a poller for about a minute
+ * after its last poll, so a worker of this machine whose process has ended (the one the previous
+ * `keel run` hosted) does not count: with it, the next run hosted none and waited for ever.
  */
 export async function workersPolling(keel: KeelClient, taskQueue = keel.taskQueue): Promise<boolean> {
   const response = await keel.temporal.workflowService.describeTaskQueue({
     namespace: keel.temporal.options.namespace,
     taskQueue: { name: taskQueue },
   });
-  return (response.pollers ?? []).length > 0;
+  for (const poller of response.pollers ?? []) if (!(await endedHere(poller.identity))) return true;
+  return false;
+}
+
+/** Whether a poller's identity names a process of this machine that no longer runs (the SDK's `<pid>@<host>`). */
+async function endedHere(identity: string | null | undefined): Promise<boolean> {
+  const named = /^(\d+)@(.+)$/u.exec(identity ?? '');
+  if (named === null || named[2] !== hostname()) return false;
+  return (await processIdentity(Number(named[1]))) === undefined;
 }
 
 /** The cluster for commands that only look at runs: never starts a server. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
+import { cliEnvironment, runCli, startCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer, temporaryWorkspace, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -44,6 +44,42 @@ describe('keel run says what will happen', () => {
       expect(model.requests).toHaveLength(1);
     } finally {
       if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      await model.close();
+    }
+  });
+
+  it('hosts a worker again for a run right after another on the same queue, whose worker the server still lists', async () => {
+    const model = await ScriptedModel.start(() => reply.text('done'));
+    const taskQueue = `again-${randomUUID()}`;
+    // The test server as the local server (not a cluster), so keel run hosts a worker when none polls.
+    const local = cliEnvironment({
+      KEEL_LOCAL_PORT: inject('temporalAddress').split(':')[1]!,
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      KEEL_DATA_DIR: await temporaryWorkspace(),
+      OPENAI_BASE_URL: model.url,
+      KEEL_MODEL: 'scripted',
+      KEEL_TASK_QUEUE: taskQueue,
+    });
+    const cwd = await temporaryWorkspace();
+    let second: ReturnType<typeof startCli> | undefined;
+    try {
+      const first = await runCli(['run', 'First'], { env: local, cwd });
+      expect(first.stdout).toContain('✔ completed');
+      // The first command's worker has stopped, yet the server lists it for about a minute.
+      const { pollers } = await server.client.workflowService.describeTaskQueue({
+        namespace: server.client.options.namespace,
+        taskQueue: { name: taskQueue },
+      });
+      expect(pollers?.length).toBeGreaterThan(0);
+      second = startCli(['run', 'Second'], { env: local, cwd });
+      // Before, it hosted no worker and said it waited for one, for ever.
+      await Promise.race([second.exited, second.waitForOutput('waiting for a worker')]);
+      expect(second.stdout + second.stderr).not.toContain('waiting for a worker');
+      expect(await second.exited).toBe(0);
+      expect(second.stdout).toContain('✔ completed');
+      expect(model.requests).toHaveLength(2);
+    } finally {
+      if (second?.child.exitCode === null) second.child.kill('SIGKILL');
       await model.close();
     }
   });
