@@ -119,10 +119,25 @@ export async function installExample(tarball: string, directory: string, timings
   manifest.dependencies.keel = `file:${tarball}`;
   await writeFile(path.join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // The registry is reachable, but everything the repository installed is in npm's cache already.
+  // Without a lockfile npm still asks the registry about what its cache lacks, and a request that
+  // stalls waits out npm's 5-minute fetch timeout (a clean CI, red: the install outlived the hook's
+  // 300 s), so a stalled request is dropped after 30 s and tried again.
   await timed(timings, 'install', () =>
-    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--include=dev'], {
-      cwd: project,
-    }),
+    run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--include=dev',
+        '--fetch-timeout=30000',
+        '--fetch-retries=4',
+        '--fetch-retry-mintimeout=2000',
+        '--fetch-retry-maxtimeout=10000',
+      ],
+      { cwd: project },
+    ),
   );
   await timed(timings, 'compile', () => run('npx', ['--no-install', 'tsc', '-p', '.'], { cwd: project }));
   return project;
