@@ -55,13 +55,16 @@ export type Timings = Record<string, number>;
 export async function run(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env?: Record<string, string> },
+  options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
 ): Promise<string> {
   try {
     const { stdout } = await execFileAsync(command, args, {
       cwd: options.cwd,
       env: childEnvironment(options.env),
       maxBuffer: 64 * 1024 * 1024,
+      // Killed once this long has passed (0: never).
+      timeout: options.timeoutMs ?? 0,
+      killSignal: 'SIGKILL',
     });
     return stdout;
   } catch (error) {
@@ -119,10 +122,11 @@ export async function installExample(tarball: string, directory: string, timings
   manifest.dependencies.keel = `file:${tarball}`;
   await writeFile(path.join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // The registry is reachable, but everything the repository installed is in npm's cache already.
-  // Without a lockfile npm still asks the registry about what its cache lacks, and a request that
-  // stalls waits out npm's 5-minute fetch timeout (a clean CI, red: the install outlived the hook's
-  // 300 s), so a stalled request is dropped after 30 s and tried again.
-  await timed(timings, 'install', () =>
+  // Without a lockfile npm still asks the registry about what its cache lacks, and a request can
+  // stall: a clean CI's install outlived the hook's 300 s and was still hanging 30 min later. So a
+  // stalled request is dropped after 30 s and tried again, and an install that takes over 120 s
+  // (about 35 s here) is killed and run once more.
+  const install = (): Promise<string> =>
     run(
       'npm',
       [
@@ -136,9 +140,9 @@ export async function installExample(tarball: string, directory: string, timings
         '--fetch-retry-mintimeout=2000',
         '--fetch-retry-maxtimeout=10000',
       ],
-      { cwd: project },
-    ),
-  );
+      { cwd: project, timeoutMs: 120_000 },
+    );
+  await timed(timings, 'install', () => install().catch(install));
   await timed(timings, 'compile', () => run('npx', ['--no-install', 'tsc', '-p', '.'], { cwd: project }));
   return project;
 }
