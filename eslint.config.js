@@ -116,6 +116,27 @@ export default tseslint.config(
   },
   // JavaScript files (bin/keel.js, this config, the local rules) are outside the TypeScript project.
   {
+    // Every run evaluates its workflow's modules again: workflow code checks values against plans
+    // generated from the zod schemas (src/contract/value-check.ts), and a test fails if zod reaches
+    // the workflow bundle through a contract module.
+    files: ['src/workflows/**/*.ts'],
+    ignores: ['src/workflows/schemas.ts', 'src/workflows/plan-sources.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'zod',
+              allowTypeImports: true,
+              message: 'Check values with check() and a plan of input-plans.ts: zod costs every run ~45 ms.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'keel/no-unawaited-promise-variable': 'off' },

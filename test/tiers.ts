@@ -22,6 +22,7 @@ export const unitTests = [
   'test/contract/run-input.test.ts',
   'test/contract/schemas.test.ts',
   'test/contract/usage.test.ts',
+  'test/contract/value-check.test.ts',
   'test/deploy/docker-compose.test.ts',
   'test/eslint-rules/lint-config.test.ts',
   'test/eslint-rules/no-unawaited-promise-variable.test.ts',

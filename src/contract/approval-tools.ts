@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { approvalsOutsideTools } from './rules.js';
 
 /**
  * Adds an issue for each of `approvalTools` that is not among `tools` (when those are given): approval
@@ -9,13 +10,6 @@ export function refuseApprovalsOutsideTools(
   context: z.RefinementCtx,
   whose: string,
 ): void {
-  for (const [index, name] of (value.approvalTools ?? []).entries()) {
-    if (value.tools !== undefined && !value.tools.includes(name)) {
-      context.addIssue({
-        code: 'custom',
-        path: ['approvalTools', index],
-        message: `names ${name}, which is not among ${whose} tools`,
-      });
-    }
-  }
+  for (const issue of approvalsOutsideTools(value, whose))
+    context.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 }

@@ -90,3 +90,16 @@ export const MODEL_MAX_ATTEMPTS = 8;
 
 /** Attempts at one tool call lost to infrastructure (crashed worker, heartbeat timeout) before the run fails. */
 export const TOOL_MAX_ATTEMPTS = 5;
+
+/** Most recent events a run keeps in its state; older ones are in the workflow history. */
+export const RUN_EVENTS_KEPT = 200;
+
+/**
+ * The signal a model turn's attempt after the first sends its run (for runs whose request asks with
+ * `sayRetries`), so that the state query and the UI's current details say the turn is being tried
+ * again while it is, not only once the retry answers.
+ */
+export const MODEL_ATTEMPT_SIGNAL = 'keel.modelAttempt';
+
+/** Characters of a failed attempt's reason the run keeps. */
+export const MODEL_ATTEMPT_REASON_CHARS = 300;

@@ -1,9 +1,17 @@
-import type { z } from 'zod';
 import { formatPath } from './format-issues.js';
 import { shorten } from './text.js';
 
 /** A node of a tool's strict JSON Schema (see `toStrictParameters`). */
 type SchemaNode = { [keyword: string]: unknown };
+
+/** An issue of a `ZodError` or of `checkValue`: what explaining one needs. */
+interface Issue {
+  readonly code: string;
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+  /** A union's issues per option. */
+  readonly errors?: readonly (readonly Issue[])[];
+}
 
 /**
  * Edited arguments as the tool's strict schema wants them: a field a person left out that the
@@ -37,7 +45,11 @@ export function fillOmittedOptionals(schema: SchemaNode, value: unknown): unknow
  * given: `startLine: expected a whole number or null, got "x"`. Problems the type does not explain
  * (a bound, an unknown field) keep zod's message, with what was given.
  */
-export function explainArgumentIssues(schema: SchemaNode, value: unknown, error: z.ZodError): string[] {
+export function explainArgumentIssues(
+  schema: SchemaNode,
+  value: unknown,
+  error: { readonly issues: readonly Issue[] },
+): string[] {
   return innermost(error.issues).map((issue) => {
     const path = formatPath(issue.path);
     const node = nodeAt(schema, issue.path);
@@ -57,10 +69,10 @@ export function explainArgumentIssues(schema: SchemaNode, value: unknown, error:
  * The issues to explain: a union's own issue (`expected a list or null`) gives way to the issues
  * inside the branch whose type matched (`edits[0].text: …`), which say what is wrong.
  */
-function innermost(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+function innermost(issues: readonly Issue[]): Issue[] {
   return issues.flatMap((issue) => {
     if (issue.code !== 'invalid_union') return [issue];
-    const inside = issue.errors.find(
+    const inside = issue.errors?.find(
       (branch) => branch.length > 0 && branch.every((inner) => inner.path.length > 0),
     );
     if (inside === undefined) return [issue];

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { FailureType } from './failure-type.js';
 import { RunInput } from './run-input.js';
+import { distinctCaseIds } from './rules.js';
+import { withRule } from './value-check-plan.js';
 
 /** Most eval cases running at once, unless the eval says otherwise. */
 export const DEFAULT_EVAL_CONCURRENCY = 4;
@@ -18,19 +20,14 @@ export const EvalCaseInput = z.strictObject({
 export type EvalCaseInput = z.infer<typeof EvalCaseInput>;
 
 /** The input of the `evalRun` workflow: its cases, each a child `agentRun`, a bounded few at a time. */
-export const EvalRunInput = z
-  .strictObject({
+export const EvalRunInput = withRule(
+  z.strictObject({
     cases: z.array(EvalCaseInput).min(1).max(10_000),
     concurrency: z.number().int().min(1).max(64).default(DEFAULT_EVAL_CONCURRENCY),
-  })
-  .superRefine((input, context) => {
-    const seen = new Set<string>();
-    input.cases.forEach((entry, index) => {
-      if (seen.has(entry.caseId))
-        context.addIssue({ code: 'custom', path: ['cases', index, 'caseId'], message: 'repeats a case id' });
-      seen.add(entry.caseId);
-    });
-  });
+  }),
+  'distinctCaseIds',
+  distinctCaseIds,
+);
 export type EvalRunInputArgs = z.input<typeof EvalRunInput>;
 export type EvalRunInput = z.output<typeof EvalRunInput>;
 

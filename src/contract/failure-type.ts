@@ -1,61 +1,15 @@
 import { z } from 'zod';
 
-/** The failure types of the model adapter: what the model server answered, or that it did not answer. */
-export const MODEL_FAILURE_TYPES = [
-  'ModelError.Authentication',
-  'ModelError.BackgroundUnsupported',
-  'ModelError.BadRequest',
-  'ModelError.ClientError',
-  'ModelError.Conflict',
-  'ModelError.Connection',
-  'ModelError.ConversationNotContinued',
-  'ModelError.CreateTimeout',
-  'ModelError.EmptyResponse',
-  'ModelError.NotFound',
-  'ModelError.PermissionDenied',
-  'ModelError.PreviousResponseNotFound',
-  'ModelError.QuotaExceeded',
-  'ModelError.RateLimit',
-  'ModelError.ResponseFailed',
-  'ModelError.ServerError',
-  'ModelError.Timeout',
-  'ModelError.Unexpected',
-  'ModelError.UnexpectedStatus',
-  'ModelError.Unprocessable',
-] as const;
+import { FAILURE_TYPES } from './failure-type-names.js';
 
-/** A failure of the model adapter (see {@link MODEL_FAILURE_TYPES}). */
-export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[number];
-
-/** The failure type of an activity failure whose type Keel does not know (a tool's or plugin's own). */
-export const UNKNOWN_FAILURE_TYPE = 'KeelError.UnknownFailure';
-
-/**
- * The failure types of a run that stopped before it finished: a limit or budget ran out, or the
- * model's output was cut off. The run's Temporal execution fails with them (see `runEndingFailure`);
- * a `failed` result's `errorType` is never one of them.
- */
-export const STOPPED_FAILURE_TYPES = [
-  'KeelError.MaxTurnsExceeded',
-  'KeelError.MaxTokensExceeded',
-  'KeelError.MaxTimeExceeded',
-  'KeelError.MaxCostExceeded',
-  'KeelError.IncompleteOutput',
-] as const;
-
-/** Keel's own failure types: the run, its input, its updates, and its steps. */
-export const KEEL_FAILURE_TYPES = [
-  ...STOPPED_FAILURE_TYPES,
-  'KeelError.Diverged',
-  'KeelError.InvalidInput',
-  'KeelError.InvalidUpdate',
-  'KeelError.PayloadTooLarge',
-  'KeelError.StreamClosing',
-  'KeelError.Timeout',
-  'KeelError.ToolUnavailable',
-  'KeelError.Unexpected',
+export {
+  KEEL_FAILURE_TYPES,
+  MODEL_FAILURE_TYPES,
+  STOPPED_FAILURE_TYPES,
+  toFailureType,
   UNKNOWN_FAILURE_TYPE,
-] as const;
+} from './failure-type-names.js';
+export type { ModelFailureType } from './failure-type-names.js';
 
 /**
  * Every failure type Keel produces, closed so a caller can switch on it exhaustively: `errorType` of a
@@ -65,12 +19,6 @@ export const KEEL_FAILURE_TYPES = [
  * other type becomes `KeelError.UnknownFailure`, with its own type in the result's `reason`.
  */
 export const FailureType = z
-  .enum([...MODEL_FAILURE_TYPES, ...KEEL_FAILURE_TYPES])
+  .enum(FAILURE_TYPES)
   .describe('Dotted failure type: ModelError.* from the model server, KeelError.* from Keel itself.');
 export type FailureType = z.infer<typeof FailureType>;
-
-/** `type` if it is one of Keel's failure types, else the catch-all {@link UNKNOWN_FAILURE_TYPE}. */
-export function toFailureType(type: string | null | undefined): FailureType {
-  const known = FailureType.safeParse(type);
-  return known.success ? known.data : UNKNOWN_FAILURE_TYPE;
-}

@@ -1,7 +1,10 @@
-import type { z } from 'zod';
-
-/** One line per zod issue, `path: message`: the form a model (or a person) can use to fix the input. */
-export function formatIssues(error: z.ZodError): string[] {
+/**
+ * One line per issue (of a `ZodError` or a `checkValue`), `path: message`: the form a model (or a
+ * person) can use to fix the input.
+ */
+export function formatIssues(error: {
+  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+}): string[] {
   return error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
 }
 

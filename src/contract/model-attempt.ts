@@ -1,14 +1,7 @@
 import { z } from 'zod';
+import { MODEL_ATTEMPT_REASON_CHARS } from './defaults.js';
 
-/**
- * The signal a model turn's attempt after the first sends its run (for runs whose request asks with
- * `sayRetries`), so that the state query and the UI's current details say the turn is being tried
- * again while it is, not only once the retry answers.
- */
-export const MODEL_ATTEMPT_SIGNAL = 'keel.modelAttempt';
-
-/** Characters of a failed attempt's reason the run keeps. */
-export const MODEL_ATTEMPT_REASON_CHARS = 300;
+export { MODEL_ATTEMPT_REASON_CHARS, MODEL_ATTEMPT_SIGNAL } from './defaults.js';
 
 /** A model turn that Temporal is trying again: which attempt of how many, and why the last failed. */
 export const ModelAttempt = z.strictObject({

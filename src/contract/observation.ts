@@ -37,10 +37,4 @@ export const Observation = z.discriminatedUnion('ok', [
 ]);
 export type Observation = z.infer<typeof Observation>;
 
-/** The text the model receives as `function_call_output.output` for an observation. */
-export function observationText(observation: Observation): string {
-  if (observation.ok) return observation.output;
-  const body: Record<string, string> = { error: observation.error, message: observation.message };
-  if (observation.preview !== undefined) body.preview = observation.preview;
-  return JSON.stringify(body);
-}
+export { observationText } from './observation-text.js';

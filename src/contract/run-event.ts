@@ -5,8 +5,7 @@ import { Usage } from './usage.js';
 
 // Apart from run-state.ts so that the workflow, which records events, never builds the state schema.
 
-/** Most recent events a run keeps in its state; older ones are in the workflow history. */
-export const RUN_EVENTS_KEPT = 200;
+export { RUN_EVENTS_KEPT } from './defaults.js';
 
 /** Something that happened in a run, numbered so a follower can ask for what is new. */
 export const RunEvent = z.discriminatedUnion('kind', [

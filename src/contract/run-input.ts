@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RunReplay } from './replay.js';
-import { refuseApprovalsOutsideTools } from './approval-tools.js';
+import { distinctToolNames, runInputRules } from './rules.js';
+import { withRule } from './value-check-plan.js';
 import {
   DEFAULT_HEARTBEAT_SECONDS,
   DEFAULT_IDLE_TIMEOUT_SECONDS,
@@ -46,14 +47,6 @@ export const RunLimits = z.object({
 });
 export type RunLimits = z.infer<typeof RunLimits>;
 
-/** Limits when neither the run nor the worker sets them. */
-export const DEFAULT_RUN_LIMITS: RunLimits = Object.freeze({
-  maxTurns: DEFAULT_MAX_TURNS,
-  observationCharLimit: DEFAULT_OUTPUT_CAP,
-  modelTimeoutSeconds: DEFAULT_MODEL_TIMEOUT_SECONDS,
-  heartbeatTimeoutSeconds: DEFAULT_HEARTBEAT_SECONDS,
-});
-
 /**
  * What a run may spend. Each is optional (unlimited when neither the run nor the worker sets it);
  * reaching one ends the run with its own status (`max_tokens`, `max_time`, `max_cost`) and the usage so far.
@@ -88,8 +81,8 @@ export const ConversationMode = z.enum(['chained', 'stateless']);
 export type ConversationMode = z.infer<typeof ConversationMode>;
 
 /** Everything a caller may set when starting a run. Unknown fields are refused, so a typo is an error. */
-export const RunInput = z
-  .strictObject({
+export const RunInput = withRule(
+  z.strictObject({
     task: z
       .string()
       .trim()
@@ -115,10 +108,11 @@ export const RunInput = z
       .max(200)
       .optional()
       .describe("Model name; the worker's KEEL_MODEL when absent."),
-    tools: z
-      .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
-      .max(128)
-      .refine((names) => new Set(names).size === names.length, 'must not repeat a tool')
+    tools: withRule(
+      z.array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name')).max(128),
+      'distinctToolNames',
+      distinctToolNames,
+    )
       .optional()
       .describe("Names of the worker's tools to offer the model; all of them when absent."),
     toolTimeouts: z
@@ -190,30 +184,13 @@ export const RunInput = z
     ),
     ...RunLimits.partial().shape,
     ...RunBudgets.partial().shape,
-  })
-  .superRefine((input, context) => {
-    if (input.idleTimeoutSeconds !== undefined && !input.session) {
-      context.addIssue({
-        code: 'custom',
-        path: ['idleTimeoutSeconds'],
-        message: 'applies only to a session: set session to true as well',
-      });
-    }
-    refuseApprovalsOutsideTools(input, context, "this run's");
-  });
+  }),
+  'runInputRules',
+  runInputRules,
+);
 /** A run input as a caller writes it (defaults optional). */
 export type RunInputArgs = z.input<typeof RunInput>;
 /** A run input after validation. */
 export type RunInput = z.output<typeof RunInput>;
 
-/** The limits that apply to a run: its own, else the worker's, else {@link DEFAULT_RUN_LIMITS}. */
-export function resolveLimits(input: Partial<RunLimits>, worker: Partial<RunLimits> = {}): RunLimits {
-  const pick = <Key extends keyof RunLimits>(key: Key): RunLimits[Key] =>
-    input[key] ?? worker[key] ?? DEFAULT_RUN_LIMITS[key];
-  return {
-    maxTurns: pick('maxTurns'),
-    observationCharLimit: pick('observationCharLimit'),
-    modelTimeoutSeconds: pick('modelTimeoutSeconds'),
-    heartbeatTimeoutSeconds: pick('heartbeatTimeoutSeconds'),
-  };
-}
+export { DEFAULT_RUN_LIMITS, resolveLimits } from './run-limits.js';

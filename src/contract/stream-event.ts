@@ -121,15 +121,7 @@ export const StreamWait = z.object({
 });
 export type StreamWait = z.infer<typeof StreamWait>;
 
-/** Most events one read returns. */
-export const STREAM_READ_LIMIT = 500;
-
-/** Names of the stream's signal, query and update, for clients in any language. */
-export const STREAM_NAMES = {
-  publish: 'keel.stream.publish',
-  read: 'keel.stream.read',
-  wait: 'keel.stream.wait',
-} as const;
+export { STREAM_NAMES, STREAM_READ_LIMIT } from './stream-names.js';
 
 /**
  * Where a model-turn attempt streams live, in the heartbeat details of its `callModel` activity (so

@@ -9,7 +9,7 @@ import type { ModelRequest } from '../contract/model-request.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { Observation } from '../contract/observation.js';
 import type { ApprovalRequired, ToolRequest } from '../contract/tool-request.js';
-import { usageCost } from '../contract/usage.js';
+import { usageCost } from '../contract/usage-sums.js';
 import type { ModelPrice } from '../contract/usage.js';
 import { GEN_AI, KEEL_METRICS } from './names.js';
 

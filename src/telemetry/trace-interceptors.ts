@@ -12,7 +12,7 @@ import type {
   WorkflowInboundCallsInterceptor,
   WorkflowInterceptors,
 } from '@temporalio/workflow';
-import { STREAM_NAMES } from '../contract/stream-event.js';
+import { STREAM_NAMES } from '../contract/stream-names.js';
 
 /** The stream's signal, query and update: transport, many per turn, and sent without a trace context. */
 const STREAM_HANDLERS = new Set<string>(Object.values(STREAM_NAMES));

@@ -1,5 +1,5 @@
 import type { AgentProfile, AgentStamp } from '../contract/agent-profile.js';
-import { RunBudgets, RunLimits } from '../contract/run-input.js';
+import { RUN_BUDGET_KEYS, RUN_LIMIT_KEYS } from '../contract/run-limits.js';
 import type { RunInput } from '../contract/run-input.js';
 import type { WorkerProfile } from '../contract/tool-info.js';
 import { invalidInput } from './failures.js';
@@ -65,7 +65,7 @@ export function applyAgent(input: RunInput, profile: WorkerProfile): AgentRunInp
 function defaults(agent: AgentProfile, input: RunInput): Partial<RunInput> {
   const values: Partial<Record<string, number>> = { ...agent.limits, ...agent.budgets };
   const picked: Partial<Record<string, number>> = {};
-  for (const key of [...RunLimits.keyof().options, ...RunBudgets.keyof().options]) {
+  for (const key of [...RUN_LIMIT_KEYS, ...RUN_BUDGET_KEYS]) {
     if (input[key] === undefined && values[key] !== undefined) picked[key] = values[key];
   }
   return picked;

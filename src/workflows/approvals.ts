@@ -1,9 +1,12 @@
-import { z } from 'zod';
 import { explainArgumentIssues, fillOmittedOptionals } from '../contract/edited-arguments.js';
 import { formatIssues } from '../contract/format-issues.js';
+import { planOfJsonSchema } from '../contract/json-schema-plan.js';
+import { checkValue } from '../contract/value-check.js';
+import type { CheckNode } from '../contract/value-check.js';
+import { check } from './check.js';
+import { APPROVE_ARGS, REJECT_ARGS } from './input-plans.js';
 import { invalidUpdate } from './failures.js';
-import { ApproveArgs, RejectArgs } from '../contract/run-messages.js';
-import type { ApprovalDecision } from '../contract/run-messages.js';
+import type { ApprovalDecision, ApproveArgs, RejectArgs } from '../contract/run-messages.js';
 import type { PendingApproval, RunState } from '../contract/run-state.js';
 import type { ToolInfo } from '../contract/tool-info.js';
 
@@ -18,7 +21,8 @@ export type Decision =
  */
 export class Approvals {
   private readonly decisions = new Map<string, Decision>();
-  private readonly schemas = new Map<string, z.ZodType>();
+  /** Each tool's parameters as a plan; `null` when the plan cannot say them. */
+  private readonly plans = new Map<string, CheckNode | null>();
 
   constructor(
     private readonly state: RunState,
@@ -47,7 +51,7 @@ export class Approvals {
   }
 
   validateApprove(raw: unknown): void {
-    const args = parse(ApproveArgs, raw);
+    const args = parse<ApproveArgs>(APPROVE_ARGS, raw);
     const pending = this.waiting(args.callId);
     if (args.arguments === undefined) return;
     const issues = this.checkArguments(pending.name, this.edited(pending.name, args.arguments));
@@ -57,7 +61,7 @@ export class Approvals {
   }
 
   approve(raw: ApproveArgs): ApprovalDecision {
-    const args = ApproveArgs.parse(raw);
+    const args = parse<ApproveArgs>(APPROVE_ARGS, raw);
     const pending = this.state.pendingApprovals.find((call) => call.callId === args.callId);
     const edited =
       args.arguments !== undefined && pending !== undefined
@@ -72,11 +76,11 @@ export class Approvals {
   }
 
   validateReject(raw: unknown): void {
-    this.waiting(parse(RejectArgs, raw).callId);
+    this.waiting(parse<RejectArgs>(REJECT_ARGS, raw).callId);
   }
 
   reject(raw: RejectArgs): ApprovalDecision {
-    const args = RejectArgs.parse(raw);
+    const args = parse<RejectArgs>(REJECT_ARGS, raw);
     this.decisions.set(args.callId, {
       approved: false,
       ...(args.reason !== undefined ? { reason: args.reason } : {}),
@@ -109,21 +113,21 @@ export class Approvals {
     const parameters = this.tools.get(toolName)?.parameters;
     // Without a schema the executor still validates when the call runs; its observation says what was wrong.
     if (parameters === undefined) return [];
-    let schema = this.schemas.get(toolName);
-    if (schema === undefined) {
-      schema = z.fromJSONSchema(parameters);
-      this.schemas.set(toolName, schema);
+    let plan = this.plans.get(toolName);
+    if (plan === undefined) {
+      plan = planOfJsonSchema(parameters) ?? null;
+      this.plans.set(toolName, plan);
     }
-    const parsed = schema.safeParse(value);
+    // A schema beyond what a plan says ($ref, oneOf, format, …) is checked where the call runs.
+    if (plan === null) return [];
+    const parsed = checkValue(plan, value);
     if (parsed.success) return [];
-    return this.fillOmitted
-      ? explainArgumentIssues(parameters, value, parsed.error)
-      : formatIssues(parsed.error);
+    return this.fillOmitted ? explainArgumentIssues(parameters, value, parsed) : formatIssues(parsed);
   }
 }
 
-function parse<T>(schema: z.ZodType<T>, raw: unknown): T {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw invalidUpdate(`Invalid update:\n${formatIssues(parsed.error).join('\n')}`);
+function parse<T>(plan: CheckNode, raw: unknown): T {
+  const parsed = check<T>(plan, raw);
+  if (!parsed.success) throw invalidUpdate(`Invalid update:\n${formatIssues(parsed).join('\n')}`);
   return parsed.data;
 }

@@ -1,8 +1,9 @@
 import { workflowInfo } from '@temporalio/workflow';
 import { formatIssues } from '../contract/format-issues.js';
-import { RunInput } from '../contract/run-input.js';
-import type { RunInputArgs } from '../contract/run-input.js';
-import { Carried } from './carry.js';
+import type { RunInput, RunInputArgs } from '../contract/run-input.js';
+import { check } from './check.js';
+import { CARRIED, RUN_INPUT } from './input-plans.js';
+import type { Carried } from './schemas.js';
 import { invalidInput } from './failures.js';
 
 /**
@@ -38,17 +39,17 @@ export function parseArguments(args: readonly unknown[], strict: boolean): RunAr
     );
   }
   if (second === undefined) return { input, carried: undefined };
-  const carried = Carried.safeParse(second);
+  const carried = check<Carried>(CARRIED, second);
   if (!carried.success) {
     throw invalidInput(
-      `(carried state): the state carried from the previous execution is not valid:\n${formatIssues(carried.error).join('\n')}`,
+      `(carried state): the state carried from the previous execution is not valid:\n${formatIssues(carried).join('\n')}`,
     );
   }
   return { input, carried: carried.data };
 }
 
 function parseInput(raw: unknown): RunInput {
-  const parsed = RunInput.safeParse(raw);
+  const parsed = check<RunInput>(RUN_INPUT, raw);
   if (parsed.success) return parsed.data;
-  throw invalidInput(formatIssues(parsed.error).join('\n'));
+  throw invalidInput(formatIssues(parsed).join('\n'));
 }

@@ -9,9 +9,9 @@ import {
 import { CARRIED_CONVERSATION_BYTES_LIMIT } from '../contract/defaults.js';
 import { cutToBytes } from '../contract/payload.js';
 import type { RunResult } from '../contract/run-result.js';
-import { RUN_EVENTS_KEPT } from '../contract/run-event.js';
+import { RUN_EVENTS_KEPT } from '../contract/defaults.js';
 import type { AgentRunArgs } from './arguments.js';
-import type { Carried, NextInput } from './carry.js';
+import type { Carried, NextInput } from './schemas.js';
 import { publish } from './publish.js';
 import type { RunContext } from './run-context.js';
 import { keelStatus } from './search-attributes.js';

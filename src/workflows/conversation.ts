@@ -1,18 +1,9 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import { z } from 'zod';
-import { ConversationItem } from '../contract/conversation-item.js';
+import type { ConversationItem } from '../contract/conversation-item.js';
 import type { Observation } from '../contract/observation.js';
-import { observationText } from '../contract/observation.js';
+import { observationText } from '../contract/observation-text.js';
 import { jsonBytes } from '../contract/payload.js';
-
-/** What a stateless conversation carries across continue-as-new. */
-export const ConversationSnapshot = z.object({
-  /** Items by turn: the first group holds the task; each later one a turn's output, results and messages. */
-  groups: z.array(z.array(ConversationItem)),
-  /** Turns dropped from the front to keep the conversation within its size. */
-  omittedTurns: z.number().int().nonnegative(),
-});
-export type ConversationSnapshot = z.infer<typeof ConversationSnapshot>;
+import type { ConversationSnapshot } from './schemas.js';
 
 /**
  * The conversation of a stateless run (`store: false`): every item the model needs, kept in the

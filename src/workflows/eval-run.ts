@@ -11,24 +11,24 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { z } from 'zod';
 import { AGENT_RUN_WORKFLOW } from '../contract/defaults.js';
-import { EvalCaseEnding, EvalRunInput } from '../contract/eval-input.js';
-import type { EvalCaseInput, EvalRunInputArgs, EvalRunResult, EvalRunState } from '../contract/eval-input.js';
-import { FailureType, toFailureType } from '../contract/failure-type.js';
+import type {
+  EvalCaseEnding,
+  EvalCaseInput,
+  EvalRunInput,
+  EvalRunInputArgs,
+  EvalRunResult,
+  EvalRunState,
+} from '../contract/eval-input.js';
+import { toFailureType } from '../contract/failure-type-names.js';
+import type { FailureType } from '../contract/failure-type.js';
 import { formatIssues } from '../contract/format-issues.js';
 import { shorten } from '../contract/text.js';
 import { evalStateQuery } from './eval-messages.js';
+import { check } from './check.js';
 import { asWorkflowFailure } from './failures.js';
-
-/**
- * What an eval hands to its next execution when its history grows long: how the cases before the
- * next one to start ended, in input order (the case ids and run ids follow from the input).
- */
-export const EvalCarried = z.object({
-  ended: z.array(z.object({ status: EvalCaseEnding.shape.status, errorType: FailureType.optional() })),
-});
-export type EvalCarried = z.infer<typeof EvalCarried>;
+import { CASE_STATUS, EVAL_CARRIED, EVAL_RUN_INPUT } from './input-plans.js';
+import type { CaseStatus, EvalCarried } from './schemas.js';
 
 /** The arguments of `evalRun`: the input, and in an execution that continued as new, the ended cases. */
 export type EvalRunArgs = [input: EvalRunInputArgs, carried?: EvalCarried];
@@ -114,11 +114,9 @@ async function runCase(evalId: string, entry: EvalCaseInput, state: EvalRunState
 
 type EndingFields = Pick<EvalCaseEnding, 'status' | 'errorType'>;
 
-const StatusOnly = z.object({ status: EvalCaseEnding.shape.status, errorType: FailureType.optional() });
-
 /** A child that completed: `completed`, unless an old result says otherwise. */
 function completedEnding(result: unknown): EndingFields {
-  const parsed = StatusOnly.safeParse(result);
+  const parsed = check<CaseStatus>(CASE_STATUS, result);
   return parsed.success ? endingFields(parsed.data) : { status: 'completed' };
 }
 
@@ -131,14 +129,14 @@ function failedEnding(error: unknown): EndingFields {
   if (isCancellation(error)) return { status: 'cancelled' };
   const cause = error instanceof ChildWorkflowFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
-    const parsed = StatusOnly.safeParse(cause.details?.[0]);
+    const parsed = check<CaseStatus>(CASE_STATUS, cause.details?.[0]);
     if (parsed.success && parsed.data.status !== 'completed') return endingFields(parsed.data);
     return { status: 'failed', errorType: toFailureType(cause.type) };
   }
   return { status: 'failed', errorType: 'KeelError.Unexpected' };
 }
 
-function endingFields({ status, errorType }: z.infer<typeof StatusOnly>): EndingFields {
+function endingFields({ status, errorType }: CaseStatus): EndingFields {
   return status === 'failed' ? { status, errorType: errorType ?? 'KeelError.UnknownFailure' } : { status };
 }
 
@@ -147,14 +145,14 @@ function endingFields({ status, errorType }: z.infer<typeof StatusOnly>): Ending
  * retried. A second argument is taken only from a previous execution of the same eval.
  */
 function parseEvalArguments(args: readonly unknown[]): { input: EvalRunInput; carried: EvalCarried } {
-  const parsed = EvalRunInput.safeParse(args[0]);
-  if (!parsed.success) throw invalidEvalInput(formatIssues(parsed.error).join('\n'));
+  const parsed = check<EvalRunInput>(EVAL_RUN_INPUT, args[0]);
+  if (!parsed.success) throw invalidEvalInput(formatIssues(parsed).join('\n'));
   const second = args[1] ?? undefined;
   if (second === undefined) return { input: parsed.data, carried: { ended: [] } };
   if (workflowInfo().continuedFromExecutionRunId === undefined) {
     throw invalidEvalInput('(arguments): evalRun takes one argument, the eval input.');
   }
-  const carried = EvalCarried.safeParse(second);
+  const carried = check<EvalCarried>(EVAL_CARRIED, second);
   if (!carried.success || carried.data.ended.length > parsed.data.cases.length) {
     throw invalidEvalInput('(carried state): the endings carried from the previous execution are not valid');
   }

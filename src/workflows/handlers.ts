@@ -1,13 +1,16 @@
 import { log, setCurrentDetails, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { MAX_QUEUED_MESSAGES, QUEUED_MESSAGES_BYTES_LIMIT } from '../contract/defaults.js';
 import { formatIssues } from '../contract/format-issues.js';
-import { MODEL_ATTEMPT_SIGNAL, ModelAttempt } from '../contract/model-attempt.js';
+import { MODEL_ATTEMPT_SIGNAL } from '../contract/defaults.js';
+import type { ModelAttempt } from '../contract/model-attempt.js';
 import { jsonBytes } from '../contract/payload.js';
 import type { RunInput } from '../contract/run-input.js';
-import { SendArgs } from '../contract/run-messages.js';
+import type { SendArgs } from '../contract/run-messages.js';
 import type { RunState } from '../contract/run-state.js';
 import type { Approvals } from './approvals.js';
+import { check, checked } from './check.js';
 import { asWorkflowFailure, invalidUpdate } from './failures.js';
+import { MODEL_ATTEMPT, SEND_ARGS } from './input-plans.js';
 import {
   approveSignal,
   approveUpdate,
@@ -65,7 +68,7 @@ export function setMessageHandlers(inbox: Inbox, signals: boolean): void {
   const send: Message<{ queued: number }> = {
     check: (args) => checkSend(single(args), inbox),
     apply: (args) => {
-      inbox.queue.push(SendArgs.parse(args[0]).text);
+      inbox.queue.push(checked<SendArgs>(SEND_ARGS, args[0]).text);
       state.queuedMessages = inbox.queue.length;
       return { queued: inbox.queue.length };
     },
@@ -143,9 +146,9 @@ function asUpdate<Answer>(name: string, message: Message<Answer>) {
  * One for another turn (it ended meanwhile) is old news and changes nothing.
  */
 function noteModelAttempt(inbox: Inbox, args: readonly unknown[]): void {
-  const parsed = ModelAttempt.safeParse(args[0]);
+  const parsed = check<ModelAttempt>(MODEL_ATTEMPT, args[0]);
   if (!parsed.success) {
-    refuse(inbox, MODEL_ATTEMPT_SIGNAL, formatIssues(parsed.error).join('; '));
+    refuse(inbox, MODEL_ATTEMPT_SIGNAL, formatIssues(parsed).join('; '));
     return;
   }
   const { state, input } = inbox;
@@ -182,8 +185,8 @@ function none(args: readonly unknown[]): void {
 }
 
 function checkSend(raw: unknown, inbox: Inbox): void {
-  const parsed = SendArgs.safeParse(raw);
-  if (!parsed.success) throw invalidUpdate(`Invalid message:\n${formatIssues(parsed.error).join('\n')}`);
+  const parsed = check<SendArgs>(SEND_ARGS, raw);
+  if (!parsed.success) throw invalidUpdate(`Invalid message:\n${formatIssues(parsed).join('\n')}`);
   if (inbox.state.result !== null) {
     throw invalidUpdate('The run has ended; start a new run (or a session, which stays open for messages).');
   }

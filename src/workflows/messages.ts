@@ -7,7 +7,7 @@ import type {
   SendReceipt,
 } from '../contract/run-messages.js';
 import type { RunState } from '../contract/run-state.js';
-import { MODEL_ATTEMPT_SIGNAL } from '../contract/model-attempt.js';
+import { MODEL_ATTEMPT_SIGNAL } from '../contract/defaults.js';
 import type { ModelAttempt } from '../contract/model-attempt.js';
 
 /** Live state of a run: phase, turn, pending calls, usage. Shared by the workflow and every client. */

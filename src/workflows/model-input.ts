@@ -1,5 +1,5 @@
 import type { ModelInput } from '../contract/model-request.js';
-import type { NextInput } from './carry.js';
+import type { NextInput } from './schemas.js';
 import { recordMessage } from './progress.js';
 import type { RunContext } from './run-context.js';
 

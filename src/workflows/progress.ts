@@ -1,7 +1,7 @@
 import type { AgentStamp } from '../contract/agent-profile.js';
 import type { Observation } from '../contract/observation.js';
 import { shorten } from '../contract/text.js';
-import { RUN_EVENTS_KEPT } from '../contract/run-event.js';
+import { RUN_EVENTS_KEPT } from '../contract/defaults.js';
 import type { RunEvent, RunState } from '../contract/run-state.js';
 import type { ModelTurn } from '../contract/model-turn.js';
 import type { ToolCall } from '../contract/tool-call.js';

@@ -1,6 +1,6 @@
 import { log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { RunResult } from '../contract/run-result.js';
-import { usageCost } from '../contract/usage.js';
+import { usageCost } from '../contract/usage-sums.js';
 import { currentDetails } from './progress.js';
 import type { RunContext } from './run-context.js';
 import { keelModel, keelStatus, keelTokens, keelTurns } from './search-attributes.js';

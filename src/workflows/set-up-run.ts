@@ -6,11 +6,11 @@ import {
   QUEUED_MESSAGES_BYTES_LIMIT,
 } from '../contract/defaults.js';
 import { jsonBytes } from '../contract/payload.js';
-import { resolveLimits } from '../contract/run-input.js';
+import { resolveLimits } from '../contract/run-limits.js';
 import type { RunBudgets, RunInput } from '../contract/run-input.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolInfo } from '../contract/tool-info.js';
-import { emptyUsage } from '../contract/usage.js';
+import { emptyUsage } from '../contract/usage-sums.js';
 import { applyAgent } from './apply-agent.js';
 import { Approvals } from './approvals.js';
 import { parseArguments } from './arguments.js';

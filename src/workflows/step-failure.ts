@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
-import { toFailureType, UNKNOWN_FAILURE_TYPE } from '../contract/failure-type.js';
+import { toFailureType, UNKNOWN_FAILURE_TYPE } from '../contract/failure-type-names.js';
 import type { Ending } from './steps.js';
 
 /** Turns an activity's final failure into a `failed` ending with a readable reason and a closed failure type. */

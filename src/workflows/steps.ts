@@ -1,5 +1,5 @@
 import type { RunResult } from '../contract/run-result.js';
-import type { NextInput } from './carry.js';
+import type { NextInput } from './schemas.js';
 
 /** A run's ending before the totals are added: the result union without its common fields. */
 export type Ending = RunResult extends infer Variant

@@ -1,14 +1,18 @@
 import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
-import { z } from 'zod';
 import { jsonBytes } from '../contract/payload.js';
-import {
-  STREAM_READ_LIMIT,
+import type {
+  StreamEvent,
   StreamItem,
   StreamPublish,
+  StreamRead,
   StreamReadArgs,
+  StreamWait,
   StreamWaitArgs,
 } from '../contract/stream-event.js';
-import type { StreamEvent, StreamRead, StreamWait } from '../contract/stream-event.js';
+import { STREAM_READ_LIMIT } from '../contract/stream-names.js';
+import { check, checked } from './check.js';
+import { STREAM_PUBLISH, STREAM_READ_ARGS, STREAM_WAIT_ARGS } from './input-plans.js';
+import type { CarriedStream } from './schemas.js';
 import { streamPublishSignal, streamReadQuery, streamWaitUpdate } from './stream-messages.js';
 
 /**
@@ -33,13 +37,6 @@ export const STREAM_LOG_BYTES = 128_000;
 
 /** Most bytes of the newest events carried across continue-as-new (inside one payload with the rest). */
 export const STREAM_CARRIED_BYTES = 64_000;
-
-/** What one execution hands the next: where offsets continue, and the newest events. */
-export const CarriedStream = z.object({
-  head: z.number().int().nonnegative(),
-  items: z.array(StreamItem),
-});
-export type CarriedStream = z.infer<typeof CarriedStream>;
 
 /** The attempt of the open turn whose batches are taken. */
 interface TurnAttempt {
@@ -95,7 +92,7 @@ export class StreamLog {
     setHandler(streamReadQuery, (raw) => this.read(raw));
     setHandler(streamWaitUpdate, (raw) => this.wait(raw), {
       validator: (raw) => {
-        StreamWaitArgs.parse(raw);
+        checked<StreamWaitArgs>(STREAM_WAIT_ARGS, raw);
         // Refused, not accepted: an accepted wait would hold up continue-as-new or the run's end.
         if (this.closing) {
           throw ApplicationFailure.create({
@@ -178,7 +175,7 @@ export class StreamLog {
    * turn if an earlier attempt had published.
    */
   private take(raw: unknown): void {
-    const parsed = StreamPublish.safeParse(raw);
+    const parsed = check<StreamPublish>(STREAM_PUBLISH, raw);
     if (!parsed.success) {
       log.warn('Dropped a malformed stream batch');
       return;
@@ -203,7 +200,7 @@ export class StreamLog {
   }
 
   private read(raw: unknown): StreamRead {
-    const { from, limit } = StreamReadArgs.parse(raw);
+    const { from, limit } = checked<StreamReadArgs>(STREAM_READ_ARGS, raw);
     const base = this.base;
     const start = Math.max(0, from - base);
     const count = Math.min(limit ?? STREAM_READ_LIMIT, STREAM_READ_LIMIT);
@@ -215,7 +212,7 @@ export class StreamLog {
   }
 
   private async wait(raw: unknown): Promise<StreamWait> {
-    const { after } = StreamWaitArgs.parse(raw);
+    const { after } = checked<StreamWaitArgs>(STREAM_WAIT_ARGS, raw);
     await condition(() => this.closing || this.nextOffset - 1 > after);
     return { head: this.nextOffset, closing: this.closing };
   }

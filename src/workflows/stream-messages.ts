@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { STREAM_NAMES } from '../contract/stream-event.js';
+import { STREAM_NAMES } from '../contract/stream-names.js';
 import type {
   StreamPublish,
   StreamRead,

@@ -1,9 +1,32 @@
+/**
+ * The zod schemas of what a workflow carries across continue-as-new and reads from its children.
+ * Workflow code imports only their types: at run time it checks values against plans generated
+ * from these schemas (`input-plans.ts`, `npm run schemas`), so no zod is evaluated for every run.
+ */
 import { z } from 'zod';
+import { ConversationItem } from '../contract/conversation-item.js';
+import { EvalCaseEnding } from '../contract/eval-input.js';
+import { FailureType } from '../contract/failure-type.js';
 import { ObservationsInput } from '../contract/observations-input.js';
 import { RunEvent } from '../contract/run-event.js';
+import { StreamItem } from '../contract/stream-event.js';
 import { Usage } from '../contract/usage.js';
-import { ConversationSnapshot } from './conversation.js';
-import { CarriedStream } from './stream-log.js';
+
+/** What a stateless conversation carries across continue-as-new. */
+export const ConversationSnapshot = z.object({
+  /** Items by turn: the first group holds the task; each later one a turn's output, results and messages. */
+  groups: z.array(z.array(ConversationItem)),
+  /** Turns dropped from the front to keep the conversation within its size. */
+  omittedTurns: z.number().int().nonnegative(),
+});
+export type ConversationSnapshot = z.infer<typeof ConversationSnapshot>;
+
+/** What one execution's stream hands the next: where offsets continue, and the newest events. */
+export const CarriedStream = z.object({
+  head: z.number().int().nonnegative(),
+  items: z.array(StreamItem),
+});
+export type CarriedStream = z.infer<typeof CarriedStream>;
 
 /**
  * What the next model turn sends, before it is turned into a request: `idle` means a session waits
@@ -52,3 +75,19 @@ export const Carried = z.object({
   replayUses: z.array(z.number().int().nonnegative()).optional(),
 });
 export type Carried = z.infer<typeof Carried>;
+
+/**
+ * What an eval hands to its next execution when its history grows long: how the cases before the
+ * next one to start ended, in input order (the case ids and run ids follow from the input).
+ */
+export const EvalCarried = z.object({
+  ended: z.array(z.object({ status: EvalCaseEnding.shape.status, errorType: FailureType.optional() })),
+});
+export type EvalCarried = z.infer<typeof EvalCarried>;
+
+/** How a child run ended, as its result or its failure's details say. */
+export const CaseStatus = z.object({
+  status: EvalCaseEnding.shape.status,
+  errorType: FailureType.optional(),
+});
+export type CaseStatus = z.infer<typeof CaseStatus>;
