@@ -1,6 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool } from '../../src/tools/define-tool.js';
 import { runCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -59,6 +61,40 @@ describe('keel approve --args', () => {
               'a person chose this\n',
           }),
         ]);
+      },
+    );
+  });
+});
+
+describe('approving with edited arguments for a schema beyond what the workflow checks', () => {
+  // `format` (here from `.url()`) is one of the keywords the workflow's plans leave to the executor.
+  const openPage = defineTool({
+    name: 'open_page',
+    description: 'Opens a page.',
+    schema: z.object({ url: z.string().url() }),
+    readOnly: true,
+    execute: ({ url }) => Promise.resolve(`opened ${url}`),
+  });
+
+  it('takes them, and the call then fails with an observation that says what was wrong', async () => {
+    await withScenario(
+      server,
+      [
+        reply.calls({ name: 'open_page', arguments: { url: 'https://example.com/' } }),
+        reply.text('Could not.'),
+      ],
+      { tools: [openPage] },
+      async ({ keel, model }) => {
+        const runId = await keel.startRun({ task: 'Open the page', approvalTools: ['open_page'] });
+        await waitForState(keel, runId, (state) => state.pendingApprovals.length === 1);
+        await expect(
+          keel.approveCall(runId, 'call_1_1', { arguments: { url: 'not a url' } }),
+        ).resolves.toMatchObject({ decision: 'approved' });
+        expect(await keel.waitForResult(runId)).toMatchObject({ status: 'completed' });
+        const output = JSON.stringify(model.requests[1]?.body.input);
+        expect(output).toContain('invalid_arguments');
+        expect(output).toContain('url');
+        expect(output).not.toContain('opened');
       },
     );
   });
