@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { IN_PROCESS_WORKER } from './harness.js';
 import type { TestServer } from './harness.js';
 
 /**
@@ -18,6 +19,7 @@ export async function bareWorker(
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     activities,
+    ...IN_PROCESS_WORKER,
   });
   return { worker, taskQueue };
 }

@@ -99,6 +99,17 @@ export interface TestWorkerOptions {
   maxOutputTokens?: KeelWorkerOptions['maxOutputTokens'];
 }
 
+/**
+ * How the tests' own workers run workflows: on the test process's thread, in the same sandbox (the
+ * SDK's `debugMode`), not on a worker thread of their own. Each worker thread loads the SDK again
+ * and compiles the bundle: about 0.5 s of CPU for every worker a test starts, 16% of the CPU of
+ * the workflow tests. What users run (`keel worker`, `keel run`, the image) keeps its worker thread
+ * (and the SDK's limit on a workflow task's CPU time, off here): the tests that start those
+ * processes prove it, and so do the files that call `createKeelWorker` themselves
+ * (`test/workflows/agents.test.ts`).
+ */
+export const IN_PROCESS_WORKER = { debugMode: true } satisfies Partial<WorkerOptions>;
+
 /** A Keel worker on its own task queue, talking to the scripted model through the real `openai` SDK. */
 export async function startTestWorker(
   server: TestServer,
@@ -129,7 +140,7 @@ export async function startTestWorker(
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     workflowBundle: { codePath: inject('workflowBundlePath') },
-    ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
+    workerOptions: { ...IN_PROCESS_WORKER, ...options.workerOptions },
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.modelPacing ? { modelPacing: options.modelPacing } : {}),
