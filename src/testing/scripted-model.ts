@@ -34,6 +34,11 @@ export interface ScriptedModelOptions {
    * response to retrieve does (LiteLLM without a database): a client that must poll cannot.
    */
   cannotRetrieve?: boolean;
+  /**
+   * The address to listen on: 127.0.0.1 unless given (a container reaches the host at its network's
+   * gateway address, not at loopback).
+   */
+  host?: string;
 }
 
 /** A background response the server is holding. */
@@ -85,20 +90,21 @@ export class ScriptedModel {
     this.#cannotRetrieve = options.cannotRetrieve === true;
   }
 
-  /** Starts a server on 127.0.0.1 with a random port, answering from steps in order or from a policy. */
+  /** Starts a server on 127.0.0.1 (or `options.host`) with a random port, answering from steps in order or from a policy. */
   static async start(script: Script, options: ScriptedModelOptions = {}): Promise<ScriptedModel> {
     const server = createServer();
     const model = new ScriptedModel(script, server, options);
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       model.handle(request, response).catch((error: unknown) => model.fail(response, error));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
     return model;
   }
 
   /** Base URL for the `openai` SDK. */
   get url(): string {
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1`;
+    const { address, port } = this.#server.address() as AddressInfo;
+    return `http://${address.includes(':') ? `[${address}]` : address}:${port}/v1`;
   }
 
   /** Resolves once `count` create requests have arrived. */
