@@ -85,6 +85,7 @@ export default defineConfig({
           exclude: [
             'test/cluster/**',
             'test/real-model/**',
+            'test/compose/**',
             '**/node_modules/**',
             ...unitTests,
             ...terminalTests,

@@ -4,7 +4,9 @@
 #   2. the OpenTelemetry Collector (scripts/telemetry/collector.sh), which `npm test` needs;
 #   3. the Temporal server and temporal-sql-tool (scripts/cluster/temporal-server.sh), which
 #      `npm run test:cluster` needs;
-#   4. llama.cpp's server and a tiny model (scripts/llama/llama-server.sh), which
+#   4. Podman, podman-compose and the local stand-ins for the compose stack's upstream images
+#      (scripts/compose/), which `npm run test:compose` needs (after 3: two are made from its build);
+#   5. llama.cpp's server and a tiny model (scripts/llama/llama-server.sh), which
 #      `npm run test:real-model` needs.
 # Each through its own script, so the lock, cache and verification are the same as when a test asks:
 # a test that needs a binary still being built here waits for it on that script's lock. One after the
@@ -39,6 +41,9 @@ build() {
 build "LiteLLM proxy" "$here/litellm/litellm.sh"
 build "OpenTelemetry Collector" "$here/telemetry/collector.sh"
 build "Temporal server" "$here/cluster/temporal-server.sh"
+build "Podman" "$here/compose/podman.sh"
+build "podman-compose" "$here/compose/podman-compose.sh"
+build "compose stand-in images" "$here/compose/stand-in-images.sh"
 build "llama-server" "$here/llama/llama-server.sh"
 
 if [ -n "$failed" ]; then
