@@ -11,8 +11,18 @@ TEMPORAL_ADDRESS=${TEMPORAL_ADDRESS:-temporal:7233}
 host=${TEMPORAL_ADDRESS%:*}
 port=${TEMPORAL_ADDRESS##*:}
 
+# Waits here, not only through Compose: a runtime without health checks (Podman without systemd)
+# starts this job as soon as the server's container starts, and a loaded server takes minutes.
 echo "Waiting for the Temporal frontend at ${TEMPORAL_ADDRESS}..."
-nc -z -w 10 "$host" "$port"
+waited=0
+until nc -z -w 2 "$host" "$port"; do
+  waited=$((waited + 2))
+  if [ "$waited" -ge 300 ]; then
+    echo "The Temporal frontend at ${TEMPORAL_ADDRESS} did not answer in 300 s"
+    exit 1
+  fi
+  sleep 2
+done
 # The server binds IPv4 only (BIND_ON_IP=0.0.0.0); dial the address the name resolves to, not a
 # possibly IPv6 first answer.
 ip=$(getent ahosts "$host" | grep STREAM | head -1 | awk '{print $1}')
@@ -23,7 +33,7 @@ address="${ip}:${port}"
 retry() {
   attempt=1
   until "$@"; do
-    if [ "$attempt" -ge 10 ]; then
+    if [ "$attempt" -ge 40 ]; then
       echo "Giving up after ${attempt} attempts: $*"
       return 1
     fi

@@ -11,7 +11,15 @@ set -eu
 SCHEMA_ROOT=${SCHEMA_ROOT:-/etc/temporal/schema/postgresql/v12}
 
 echo "Waiting for PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT}..."
-nc -z -w 10 "$POSTGRES_SEEDS" "$DB_PORT"
+waited=0
+until nc -z -w 2 "$POSTGRES_SEEDS" "$DB_PORT"; do
+  waited=$((waited + 2))
+  if [ "$waited" -ge 300 ]; then
+    echo "PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT} did not answer in 300 s"
+    exit 1
+  fi
+  sleep 2
+done
 
 # temporal-sql-tool reads the password from SQL_PASSWORD.
 sql_tool() {
