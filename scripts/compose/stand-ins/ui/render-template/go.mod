@@ -1,0 +1,3 @@
+module keel.local/render-template
+
+go 1.22
