@@ -11,18 +11,8 @@ TEMPORAL_ADDRESS=${TEMPORAL_ADDRESS:-temporal:7233}
 host=${TEMPORAL_ADDRESS%:*}
 port=${TEMPORAL_ADDRESS##*:}
 
-# Waits here, not only through Compose: a runtime without health checks (Podman without systemd)
-# starts this job as soon as the server's container starts, and a loaded server takes minutes.
-echo "Waiting for the Temporal frontend at ${TEMPORAL_ADDRESS}..."
-waited=0
-until nc -z -w 2 "$host" "$port"; do
-  waited=$((waited + 2))
-  if [ "$waited" -ge 300 ]; then
-    echo "The Temporal frontend at ${TEMPORAL_ADDRESS} did not answer in 300 s"
-    exit 1
-  fi
-  sleep 2
-done
+. "$(dirname "$0")/wait-for-port.sh"
+wait_for_port "$host" "$port" "the Temporal frontend"
 # The server binds IPv4 only (BIND_ON_IP=0.0.0.0); dial the address the name resolves to, not a
 # possibly IPv6 first answer.
 ip=$(getent ahosts "$host" | grep STREAM | head -1 | awk '{print $1}')

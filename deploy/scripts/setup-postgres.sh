@@ -10,16 +10,8 @@ set -eu
 # The admin-tools image keeps the schema here; the cluster tests pass the one their server was built with.
 SCHEMA_ROOT=${SCHEMA_ROOT:-/etc/temporal/schema/postgresql/v12}
 
-echo "Waiting for PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT}..."
-waited=0
-until nc -z -w 2 "$POSTGRES_SEEDS" "$DB_PORT"; do
-  waited=$((waited + 2))
-  if [ "$waited" -ge 300 ]; then
-    echo "PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT} did not answer in 300 s"
-    exit 1
-  fi
-  sleep 2
-done
+. "$(dirname "$0")/wait-for-port.sh"
+wait_for_port "$POSTGRES_SEEDS" "$DB_PORT" PostgreSQL
 
 # temporal-sql-tool reads the password from SQL_PASSWORD.
 sql_tool() {
