@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { createConnection } from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -19,10 +20,32 @@ export const PRIVATE_DIRECTORY = 0o700;
 /** How often to look again while waiting for a server to answer or to exit. */
 const POLL_MS = 100;
 
-/** Whether a Temporal server answers on `address` (gRPC, within a second). */
+/** Whether something accepts TCP connections on `address` (host:port), within `timeoutMs`. */
+async function listening(address: string, timeoutMs: number): Promise<boolean> {
+  const separator = address.lastIndexOf(':');
+  const host = address.slice(0, separator).replace(/^\[|\]$/gu, '');
+  const port = Number(address.slice(separator + 1));
+  return await new Promise<boolean>((resolve) => {
+    const socket = createConnection({ host, port, timeout: timeoutMs });
+    const done = (result: boolean): void => {
+      socket.destroy();
+      resolve(result);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * Whether a Temporal server answers on `address`. A closed port says no at once; a port that
+ * accepts gets up to 5 s to answer gRPC, so a server on a loaded machine is not taken for none
+ * (one second was too short for a shared test server under two CI runs).
+ */
 export async function answers(address: string): Promise<boolean> {
+  if (!(await listening(address, 2_000))) return false;
   try {
-    const connection = await Connection.connect({ address, connectTimeout: '1s' });
+    const connection = await Connection.connect({ address, connectTimeout: '5s' });
     await connection.close();
     return true;
   } catch {
