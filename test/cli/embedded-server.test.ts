@@ -121,6 +121,9 @@ describe('keel without TEMPORAL_ADDRESS', () => {
 
       browser = await launchChromium();
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      // A hang detector, not a speed goal: the UI took over 30 s to draw the timeline beside two
+      // CI runs.
+      page.setDefaultTimeout(90_000);
       await page.goto(`http://localhost:${uiPort}/namespaces/default/workflows/${runId}`);
       // The timeline labels every activity with its summary.
       await page.getByText('read_file README.md').first().waitFor();
@@ -163,5 +166,5 @@ describe('keel without TEMPORAL_ADDRESS', () => {
       }
       await model.close();
     }
-  }, 180_000);
+  }, 300_000);
 });
