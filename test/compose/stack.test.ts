@@ -77,8 +77,8 @@ describe('the compose stack', () => {
       status: 'completed',
       finalText: 'Wrote answer.txt; the notes say the stack keeps its runs.',
     });
-    // The write ran once, in the run's own workspace (a copy of the host's), and the read saw the
-    // host's file: what reached the model after each call says so.
+    // Each call's observation reached the model: the write's (in the run's own workspace, a copy
+    // of the host's), and the read's, which saw the host's file.
     expect(model.requests).toHaveLength(3);
     expect(JSON.stringify(model.requests[1]!.body)).toContain('answer.txt');
     expect(JSON.stringify(model.requests[2]!.body)).toContain('The stack keeps its runs.');
