@@ -24,6 +24,7 @@ import type { Workspace } from './tools/workspace.js';
 import { KeelPlugin } from './plugin/keel-plugin.js';
 import { workflowCode } from './prebuilt-bundle.js';
 import { dataConverterFor } from './data-converter.js';
+import { exitWhenWritten } from './exit-when-written.js';
 import { loadToolsModule } from './plugin/tools-module.js';
 import type { KeelOptions } from './plugin/keel-options.js';
 import { startTelemetry } from './telemetry/start-telemetry.js';
@@ -288,8 +289,12 @@ export async function main(): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : error);
-    process.exitCode = 1;
-  });
+  // Exits once the worker stopped, or failed to start (see exitWhenWritten): a supervisor restarts it.
+  main().then(
+    () => exitWhenWritten(0),
+    (error: unknown) => {
+      console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : error);
+      exitWhenWritten(1);
+    },
+  );
 }

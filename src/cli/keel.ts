@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { exitWhenWritten } from '../exit-when-written.js';
 import { main } from './main.js';
 
 // Exit explicitly once the command is done: everything was closed in its finally blocks, and a
@@ -7,17 +8,3 @@ main(process.argv.slice(2)).then(exitWhenWritten, (error: unknown) => {
   process.stderr.write(`keel: ${(error as Error).stack ?? String(error)}\n`);
   exitWhenWritten(1);
 });
-
-/**
- * Exits once stdout and stderr have passed on what was written: to a pipe, writes are asynchronous,
- * and exiting at once cut a large `--json` (an eval's report, an exported history) short.
- */
-function exitWhenWritten(code: number): void {
-  let open = 2;
-  const written = (): void => {
-    open -= 1;
-    if (open === 0) process.exit(code);
-  };
-  process.stdout.write('', written);
-  process.stderr.write('', written);
-}

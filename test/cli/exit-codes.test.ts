@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_TURNS_LIMIT } from '../../src/contract/defaults.js';
-import { runCli, testServerCliEnvironment } from '../support/cli.js';
+import { CliProcess, keelEntry, runCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer, withTestWorker } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
 import { reply, ScriptedModel } from '../support/scripted-model.js';
@@ -70,4 +74,36 @@ describe('exit codes of commands on runs', () => {
       await model.close();
     }
   });
+});
+
+describe('a worker the server refuses exits, so that its supervisor starts it again', () => {
+  // A compose stack's worker may start before its namespace is registered: it must exit (the
+  // restart policy retries it), not stay up without polling, as it did while the SDK's workflow
+  // threads outlived the failed Worker.create.
+  it.each([
+    ['node dist/worker.js', () => [path.join(inject('builtKeel').root, 'dist', 'worker.js')]],
+    ['keel worker', () => [keelEntry(), 'worker']],
+  ])('%s: exit code 1 naming the missing namespace', async (_, args) => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'keel-refused-'));
+    await mkdir(path.join(directory, 'workspace'));
+    const namespace = `not-registered-${randomUUID()}`;
+    const worker = new CliProcess(
+      spawn(process.execPath, args(), {
+        env: testServerCliEnvironment({
+          TEMPORAL_NAMESPACE: namespace,
+          OPENAI_API_KEY: 'sk-test',
+          KEEL_WORKSPACE: path.join(directory, 'workspace'),
+          KEEL_STATE_DIR: path.join(directory, 'state'),
+        }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    try {
+      expect(await worker.exited).toBe(1);
+      expect(worker.stderr).toContain(`Namespace ${namespace} was not found`);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await rm(directory, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
