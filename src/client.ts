@@ -11,6 +11,7 @@ import {
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
+import type { z } from 'zod';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './contract/defaults.js';
 import { EvalRunInput } from './contract/eval-input.js';
@@ -55,6 +56,21 @@ export class InvalidEvalInputError extends InvalidRunInputError {
  */
 export class RunUpdateRefusedError extends Error {
   override name = 'RunUpdateRefusedError';
+}
+
+/**
+ * A run has no output of the shape asked for: it did not complete (`result.status` says how it
+ * ended), declared no output schema, or its output does not parse with the caller's schema.
+ */
+export class RunOutputError extends Error {
+  override name = 'RunOutputError';
+  constructor(
+    message: string,
+    /** How the run ended. */
+    readonly result: RunResult,
+  ) {
+    super(message);
+  }
 }
 
 /** Options for {@link KeelClient.startRun}. */
@@ -184,6 +200,34 @@ export class KeelClient {
       if (result !== undefined) return result;
       throw error;
     }
+  }
+
+  /**
+   * Waits for a run started with an output schema (`output`, or its agent's) and returns its
+   * output parsed with `schema`, typed: the zod schema the output was declared with (see
+   * `structuredOutput`), so its refinements and transforms apply too. Rejects with
+   * {@link RunOutputError} when the run did not complete or its output does not parse.
+   */
+  async waitForOutput<Schema extends z.ZodType>(runId: string, schema: Schema): Promise<z.output<Schema>> {
+    const result = await this.waitForResult(runId);
+    if (result.status !== 'completed')
+      throw new RunOutputError(
+        `Run ${runId} has no output: it ended ${result.status}` +
+          ('reason' in result ? `: ${shorten(result.reason, 2000)}` : ''),
+        result,
+      );
+    if (!('output' in result))
+      throw new RunOutputError(
+        `Run ${runId} completed without an output: it declared no output schema`,
+        result,
+      );
+    const parsed = schema.safeParse(result.output);
+    if (!parsed.success)
+      throw new RunOutputError(
+        `The output of run ${runId} does not parse with the schema given:\n${formatIssues(parsed.error).join('\n')}`,
+        result,
+      );
+    return parsed.data;
   }
 
   /**
@@ -320,3 +364,4 @@ export * from './contract/index.js';
 export * from './contract/run-messages.js';
 export * from './contract/stream-event.js';
 export { RunNotStreamingError } from './stream/subscribe.js';
+export { structuredOutput } from './agents/structured-output.js';

@@ -9,7 +9,13 @@ export type { ResolvedKeelOptions } from './plugin/keel-options.js';
 export { loadToolsModule, ToolsModule } from './plugin/tools-module.js';
 
 // Agents a worker offers by name
-export { AgentDefinition, AgentDefinitionError, agentVersion, defineAgent } from './agents/index.js';
+export {
+  AgentDefinition,
+  AgentDefinitionError,
+  agentVersion,
+  defineAgent,
+  structuredOutput,
+} from './agents/index.js';
 export type { Agent } from './agents/index.js';
 
 // Tools

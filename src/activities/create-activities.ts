@@ -38,6 +38,7 @@ import { liveTurnPublisher, turnPublisher } from './turn-publisher.js';
 import type { LiveHub } from '../stream/live-hub.js';
 import type { LiveStream } from '../contract/stream-event.js';
 import { runWorkspaceActivities } from './run-workspace-activities.js';
+import { outputValidator, withOutputIssues } from '../model/output-check.js';
 
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
 export interface ActivityDependencies {
@@ -200,6 +201,8 @@ export function createActivities(dependencies: ActivityDependencies) {
         });
       }
       const tools = toResponsesTools(request.tools.flatMap((name) => registry.get(name) ?? []));
+      // A schema no answer could be checked against fails the run before the model is paid.
+      if (request.output !== undefined) outputValidator(request.output.schema);
       const resumeResponseId = (context.info.heartbeatDetails as ModelHeartbeat | undefined)?.responseId;
       // Background mode needs stored responses: a stateless turn is always a foreground request.
       const background = dependencies.modelMode === 'background' && request.input.kind !== 'items';
@@ -279,7 +282,7 @@ export function createActivities(dependencies: ActivityDependencies) {
         // The stream's events reach history before the turn's result does.
         await publisher?.close();
         // The model may echo a secret (decoded from a tool's output, say): redact it before history keeps it.
-        const checked = checkTurnSize(sanitizer.value(turn), request);
+        const checked = checkTurnSize(withOutputIssues(sanitizer.value(turn), request), request);
         outcome = 'completed';
         return checked;
       } catch (error) {

@@ -4,6 +4,8 @@ import { refuseApprovalsOutsideTools } from '../contract/approval-tools.js';
 import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
 import { MaxOutputTokens, RunBudgets, RunLimits } from '../contract/run-input.js';
 import { McpServerList } from '../mcp/server-config.js';
+import { RunOutput } from '../contract/run-output.js';
+import { structuredOutput } from './structured-output.js';
 
 const toolNames = z
   .array(z.string().regex(TOOL_NAME_PATTERN, 'is not a valid tool name'))
@@ -35,6 +37,25 @@ export const AgentDefinition = z
      * offered only in this agent's runs (and named in its version).
      */
     mcpServers: McpServerList.optional(),
+    /**
+     * The shape of the agent's answers, unless a run declares its own: a zod schema of an object, or
+     * its JSON form (`RunOutput`, as `structuredOutput` makes it with a name, strictness or retries).
+     */
+    output: z
+      .union([
+        z
+          .custom<z.ZodType>((value) => value instanceof z.ZodType)
+          .transform((schema, context) => {
+            try {
+              return structuredOutput(schema);
+            } catch (error) {
+              context.addIssue({ code: 'custom', message: (error as Error).message });
+              return z.NEVER;
+            }
+          }),
+        RunOutput,
+      ])
+      .optional(),
   })
   .superRefine((agent, context) => refuseApprovalsOutsideTools(agent, context, "the agent's"));
 export type AgentDefinition = z.input<typeof AgentDefinition>;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RunOutput } from '../contract/run-output.js';
 import { canonicalJson } from './canonical-json.js';
 
 /** What an agent's version is made of, for each tool it offers. */
@@ -12,14 +13,20 @@ export interface VersionedTool {
 const VERSION_LENGTH = 16;
 
 /**
- * The version of an agent: a sha-256 (hex, shortened) of its instructions and of the name,
- * description and JSON Schema of each tool it offers, in the order offered. Stable: the same
+ * The version of an agent: a sha-256 (hex, shortened) of its instructions, of the name,
+ * description and JSON Schema of each tool it offers, in the order offered, and of its output schema. Stable: the same
  * definition gives the same version on every worker; any change to what the model is told changes it.
  */
-export function agentVersion(instructions: string, tools: readonly VersionedTool[]): string {
+export function agentVersion(
+  instructions: string,
+  tools: readonly VersionedTool[],
+  output?: RunOutput,
+): string {
   const text = canonicalJson({
     instructions,
     tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+    // Only when declared: the versions of agents without one stay what they were.
+    ...(output !== undefined ? { output } : {}),
   });
   return createHash('sha256').update(text).digest('hex').slice(0, VERSION_LENGTH);
 }

@@ -27,7 +27,7 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
     const tools = (agent.tools ?? offered).map((name) => registry.get(name)!);
     profiles.set(agent.name, {
       name: agent.name,
-      version: agentVersion(agent.instructions, tools),
+      version: agentVersion(agent.instructions, tools, agent.output),
       instructions: agent.instructions,
       ...(agent.model !== undefined ? { model: agent.model } : {}),
       ...(agent.tools !== undefined ? { tools: [...agent.tools] } : {}),
@@ -35,6 +35,7 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
       ...(agent.limits !== undefined ? { limits: agent.limits } : {}),
       ...(agent.budgets !== undefined ? { budgets: agent.budgets } : {}),
       ...(agent.maxOutputTokens !== undefined ? { maxOutputTokens: agent.maxOutputTokens } : {}),
+      ...(agent.output !== undefined ? { output: agent.output } : {}),
     });
   }
   return profiles;

@@ -60,6 +60,9 @@ TEMPORAL_ADDRESS and no worker polling the task queue, it says so and waits for 
   --conversation <mode>  chained (the model server keeps the conversation) or stateless (the run
                          sends it whole each turn, for servers that keep none); default: the
                          worker's KEEL_CONVERSATION
+  --output-schema <file> a JSON Schema (root an object) the answer must match: the model is asked
+                         for it, an answer that does not match goes back to it (twice at most),
+                         and --json's result carries the value as "output"
   --instructions <text>  system instructions${COMMON}`,
   chat: `Usage: keel chat [<session id>] [options]
 

@@ -49,6 +49,7 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   html: { type: 'string' },
   output: { type: 'string', short: 'o' },
+  'output-schema': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
@@ -65,6 +66,7 @@ const ACCEPTS: Record<string, string[]> = {
     'approve',
     'session',
     'conversation',
+    'output-schema',
   ],
   chat: ['id', 'agent', 'model', 'max-turns', 'tools', 'instructions', 'approve', 'conversation'],
   worker: ['tools'],
@@ -314,6 +316,7 @@ const FLAG_OF: Partial<Record<string, string>> = {
   tools: '--tools',
   approvalTools: '--approve',
   conversation: '--conversation',
+  output: '--output-schema',
 };
 
 /** The run input from `keel run`'s arguments, checked against the contract's schema: a bad one is a usage error. */
@@ -338,10 +341,14 @@ async function runInput(
   // the worker's KEEL_CONVERSATION decides.
   if (typeof values.conversation === 'string')
     input.conversation = values.conversation as RunInputArgs['conversation'];
+  if (typeof values['output-schema'] === 'string')
+    input.output = { schema: await jsonFile(values['output-schema'], '--output-schema') };
   const parsed = RunInput.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => {
-      const [field] = issue.path;
+      const [field, ...rest] = issue.path;
+      if (field === 'output')
+        return `--output-schema: ${rest.slice(1).join('.') || '(root)'}: ${issue.message}`;
       const value = typeof field === 'string' ? (input as Record<string, unknown>)[field] : undefined;
       const shown = Array.isArray(value) ? ` (${value.join(',')})` : '';
       return `${FLAG_OF[String(field)] ?? String(field)}: ${issue.message}${shown}`;
@@ -349,6 +356,19 @@ async function runInput(
     throw new UsageError(issues.join('\n'));
   }
   return input;
+}
+
+/** The JSON object a file holds; a file that cannot be read or holds something else is a usage error. */
+async function jsonFile(file: string, option: string): Promise<{ type: 'object' }> {
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(file, 'utf8').catch((error: unknown) => {
+    throw new UsageError(`${option}: cannot read ${file}: ${(error as Error).message}`);
+  });
+  try {
+    return JSON.parse(text) as { type: 'object' };
+  } catch (error) {
+    throw new UsageError(`${option}: ${file} is not JSON: ${(error as Error).message}`);
+  }
 }
 
 /** Comma-separated names; an empty one (`--tools ""`, `--tools a,,b`) is a mistake, not "no tools". */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TOOL_NAME_PATTERN } from './defaults.js';
 import { MaxOutputTokens, RunBudgets, RunLimits } from './run-input.js';
+import { RunOutput } from './run-output.js';
 
 /** How an agent is named: like a tool (letters, digits, `_`, `-`; at most 64). */
 export const AgentName = z.string().regex(TOOL_NAME_PATTERN, 'is not a valid agent name');
@@ -32,5 +33,7 @@ export const AgentProfile = z.object({
   budgets: RunBudgets.partial().optional(),
   /** Most output tokens a turn may spend, unless the run sets its own. */
   maxOutputTokens: MaxOutputTokens.optional(),
+  /** The shape of the agent's answers (see `RunOutput`), unless the run declares its own. */
+  output: RunOutput.optional(),
 });
 export type AgentProfile = z.infer<typeof AgentProfile>;

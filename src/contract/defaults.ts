@@ -103,3 +103,8 @@ export const MODEL_ATTEMPT_SIGNAL = 'keel.modelAttempt';
 
 /** Characters of a failed attempt's reason the run keeps. */
 export const MODEL_ATTEMPT_REASON_CHARS = 300;
+
+/** Invalid final answers sent back to the model with their problems, by default, before the run fails. */
+export const DEFAULT_OUTPUT_RETRIES = 2;
+/** The most output retries a run may ask for. */
+export const MAX_OUTPUT_RETRIES = 5;

@@ -49,6 +49,7 @@ export const KEEL_FAILURE_TYPES = [
   ...STOPPED_FAILURE_TYPES,
   'KeelError.Diverged',
   'KeelError.InvalidInput',
+  'KeelError.InvalidOutput',
   'KeelError.InvalidUpdate',
   'KeelError.PayloadTooLarge',
   'KeelError.StreamClosing',

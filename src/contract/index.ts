@@ -9,6 +9,7 @@ export * from './model-turn.js';
 export * from './replay.js';
 export * from './observation.js';
 export * from './run-input.js';
+export * from './run-output.js';
 export * from './run-ending.js';
 export * from './run-result.js';
 export * from './run-result-of-failure.js';

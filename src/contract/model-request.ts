@@ -55,6 +55,10 @@ export const ModelRequest = z.object({
    * generated; the worker may have streaming off, and then sends a plain request.
    */
   live: z.boolean().optional(),
+  /** The shape the answer must have (see `RunOutput`): sent as `text.format`, and a final answer is checked against it. */
+  output: z
+    .object({ name: z.string(), schema: z.record(z.string(), z.unknown()), strict: z.boolean().optional() })
+    .optional(),
   /**
    * The run takes the `keel.modelAttempt` signal: an attempt after the first says so to the run
    * (its state query and current details). Absent in runs from before it did.

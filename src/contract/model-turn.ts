@@ -20,5 +20,10 @@ export const ModelTurn = z.object({
    * for stateless runs, which send them back next turn. Absent for chained runs.
    */
   outputItems: z.array(ConversationItem).optional(),
+  /**
+   * For a run with an output schema, a final answer's problems against it (`path: message`), none
+   * when it matches. Absent for a turn that asked for calls, and from workers before structured output.
+   */
+  outputIssues: z.array(z.string()).optional(),
 });
 export type ModelTurn = z.infer<typeof ModelTurn>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RunReplay } from './replay.js';
+import { RunOutput } from './run-output.js';
 import { distinctToolNames, runInputRules } from './rules.js';
 import { withRule } from './value-check-plan.js';
 import {
@@ -179,6 +180,9 @@ export const RunInput = withRule(
       .describe(
         'Model turns per workflow execution before the run continues as new; otherwise only when Temporal suggests it.',
       ),
+    output: RunOutput.optional().describe(
+      'The shape the final answer must have (a JSON Schema): the model is asked for it, and a completed result carries the checked value as output. See docs/contract.md, "Structured output".',
+    ),
     replay: RunReplay.optional().describe(
       "Answer the run's tool calls from a recorded run's (an eval case): see docs/evals.md.",
     ),

@@ -21,7 +21,13 @@ const common = {
  * has no result and ends as Canceled.
  */
 export const RunResult = z.discriminatedUnion('status', [
-  z.object({ status: z.literal('completed'), finalText: z.string(), ...common }),
+  z.object({
+    status: z.literal('completed'),
+    finalText: z.string(),
+    /** The final answer as the value it holds, checked against the run's output schema (`output`); only for a run that declared one. */
+    output: z.unknown().optional(),
+    ...common,
+  }),
   z.object({ status: z.literal('max_turns'), lastText: z.string(), ...common }),
   /** The token budget (`maxTotalTokens`) was spent. */
   z.object({ status: z.literal('max_tokens'), lastText: z.string(), ...common }),

@@ -71,15 +71,15 @@ export function planOf(schema: z.ZodType, where = '(root)'): CheckNode {
     case 'object': {
       const catchall = def.catchall as z.ZodType | undefined;
       const catchallType = catchall === undefined ? undefined : (catchall._zod.def as unknown as Def).type;
-      if (catchallType !== undefined && catchallType !== 'never')
-        throw new Error(`${where}: only strict and stripping objects are planned`);
+      if (catchallType !== undefined && catchallType !== 'never' && catchallType !== 'unknown')
+        throw new Error(`${where}: only strict, stripping and loose objects are planned`);
       const shape = def.shape as Record<string, z.ZodType>;
       return withChecks({
         type: 'object',
         shape: Object.fromEntries(
           Object.entries(shape).map(([key, field]) => [key, planOf(field, `${where}.${key}`)]),
         ),
-        unknownKeys: catchallType === 'never' ? 'strict' : 'strip',
+        unknownKeys: catchallType === 'never' ? 'strict' : catchallType === 'unknown' ? 'keep' : 'strip',
       });
     }
     case 'record': {

@@ -4,6 +4,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import { observationText } from '../contract/observation.js';
 import type { ConversationItem, ModelInput, ModelRequest } from '../contract/model-request.js';
+import { STRICT_UNSUPPORTED } from '../tools/strict-schema.js';
 import type { FunctionToolParam } from './responses-tools.js';
 
 /**
@@ -31,8 +32,41 @@ export function buildResponsesRequest(
       : {}),
     ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoning: { effort: request.reasoningEffort } } : {}),
+    ...(request.output !== undefined
+      ? {
+          text: {
+            format: {
+              type: 'json_schema' as const,
+              name: request.output.name,
+              schema: request.output.schema,
+              strict: request.output.strict ?? strictAsGiven(request.output.schema),
+            },
+          },
+        }
+      : {}),
     ...(stateless ? { store: false, include: ['reasoning.encrypted_content' as const] } : { store: true }),
   };
+}
+
+/**
+ * Whether a schema is one strict structured outputs take as it is: every object closed
+ * (`additionalProperties: false`) with all its properties required, and no keyword strict mode
+ * refuses. An optional property (`.optional()` in zod) makes it non-strict; `.nullable()` keeps it strict.
+ */
+export function strictAsGiven(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(strictAsGiven);
+  if (!isRecord(schema)) return true;
+  if (STRICT_UNSUPPORTED.some((keyword) => keyword in schema)) return false;
+  if (schema.type === 'object' || isRecord(schema.properties)) {
+    const properties = isRecord(schema.properties) ? Object.keys(schema.properties) : [];
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    if (schema.additionalProperties !== false) return false;
+    if (!properties.every((name) => required.includes(name))) return false;
+  }
+  return Object.entries(schema).every(
+    ([keyword, value]) =>
+      keyword === 'enum' || keyword === 'const' || keyword === 'default' || strictAsGiven(value),
+  );
 }
 
 function inputItems(input: ModelInput): ResponseInputItem[] {

@@ -9,7 +9,7 @@ export class StrictSchemaError extends Error {
 }
 
 /** Keywords strict mode rejects; a tool using them is refused at definition time, not at call time. */
-const UNSUPPORTED = [
+export const STRICT_UNSUPPORTED = [
   'allOf',
   'not',
   'if',
@@ -68,7 +68,7 @@ export function toStrictJsonSchema(schema: JsonSchema): JsonSchema {
 }
 
 function strictify(node: JsonSchema, path: string): JsonSchema {
-  for (const keyword of UNSUPPORTED) {
+  for (const keyword of STRICT_UNSUPPORTED) {
     if (keyword in node) {
       throw new StrictSchemaError(`${path}: '${keyword}' cannot be expressed in strict mode`);
     }

@@ -48,6 +48,7 @@ export function applyAgent(input: RunInput, profile: WorkerProfile): AgentRunInp
       ? { maxOutputTokens: agent.maxOutputTokens }
       : {}),
     ...(tools !== undefined ? { tools } : {}),
+    ...(input.output === undefined && agent.output !== undefined ? { output: agent.output } : {}),
     ...(approvalTools.length > 0 ? { approvalTools } : {}),
   };
   const overridden = input.instructions !== undefined && input.instructions !== agent.instructions;

@@ -68,6 +68,7 @@ export async function continueAsNewNow(run: RunContext, next: NextInput): Promis
     next,
     queue: run.queue.splice(0),
     ending: run.flags.ending,
+    ...(run.flags.outputRetries > 0 ? { outputRetries: run.flags.outputRetries } : {}),
     ...(run.workspace?.queue !== undefined ? { workspaceQueue: run.workspace.queue } : {}),
     ...(run.conversation !== null
       ? { conversation: run.conversation.snapshot(CARRIED_CONVERSATION_BYTES_LIMIT) }

@@ -4,6 +4,7 @@ import { rethrowIfCancelled } from './cancellation.js';
 import { continueAsNewNow } from './continue-as-new.js';
 import { publish } from './publish.js';
 import type { RunContext } from './run-context.js';
+import { completedEnding } from './output.js';
 import { finishStep } from './steps.js';
 import type { Step } from './steps.js';
 
@@ -26,12 +27,12 @@ export async function idleStep(run: RunContext): Promise<Step> {
       rethrowIfCancelled(error, () => publish(run, { status: 'cancelled' }));
       throw error;
     }
-    if (!woke) return finishStep({ status: 'completed', finalText: state.lastAnswer ?? '' });
+    if (!woke) return finishStep(completedEnding(run, state.lastAnswer ?? ''));
     // The budget check before the next step ends the run.
     if (flags.outOfTime) return { kind: 'idle' };
     if (queue.length === 0 && !flags.ending) await continueAsNewNow(run, { kind: 'idle' });
     publish(run, { status: 'running' });
   }
-  if (queue.length === 0) return finishStep({ status: 'completed', finalText: state.lastAnswer ?? '' });
+  if (queue.length === 0) return finishStep(completedEnding(run, state.lastAnswer ?? ''));
   return { kind: 'messages', previousResponseId: state.lastResponseId };
 }

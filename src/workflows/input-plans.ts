@@ -132,6 +132,43 @@ export const RUN_INPUT: CheckNode = {
       type: 'optional',
       inner: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 1 }] },
     },
+    output: {
+      type: 'optional',
+      inner: {
+        type: 'object',
+        shape: {
+          name: {
+            type: 'default',
+            inner: {
+              type: 'string',
+              checks: [
+                {
+                  kind: 'regex',
+                  source: '^[A-Za-z0-9_-]{1,64}$',
+                  flags: '',
+                  message: 'must be 1 to 64 letters, digits, _ or -',
+                },
+              ],
+            },
+            value: 'output',
+          },
+          schema: {
+            type: 'object',
+            shape: { type: { type: 'literal', values: ['object'] } },
+            unknownKeys: 'keep',
+          },
+          strict: { type: 'optional', inner: { type: 'boolean' } },
+          retries: {
+            type: 'optional',
+            inner: {
+              type: 'number',
+              checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }, { kind: 'lte', value: 5 }],
+            },
+          },
+        },
+        unknownKeys: 'strict',
+      },
+    },
     replay: {
       type: 'optional',
       inner: {
@@ -657,6 +694,10 @@ export const CARRIED: CheckNode = {
         element: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
       },
     },
+    outputRetries: {
+      type: 'optional',
+      inner: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
+    },
   },
   unknownKeys: 'strip',
 };
@@ -821,6 +862,43 @@ export const EVAL_RUN_INPUT: CheckNode = {
               continueAsNewAfterTurns: {
                 type: 'optional',
                 inner: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 1 }] },
+              },
+              output: {
+                type: 'optional',
+                inner: {
+                  type: 'object',
+                  shape: {
+                    name: {
+                      type: 'default',
+                      inner: {
+                        type: 'string',
+                        checks: [
+                          {
+                            kind: 'regex',
+                            source: '^[A-Za-z0-9_-]{1,64}$',
+                            flags: '',
+                            message: 'must be 1 to 64 letters, digits, _ or -',
+                          },
+                        ],
+                      },
+                      value: 'output',
+                    },
+                    schema: {
+                      type: 'object',
+                      shape: { type: { type: 'literal', values: ['object'] } },
+                      unknownKeys: 'keep',
+                    },
+                    strict: { type: 'optional', inner: { type: 'boolean' } },
+                    retries: {
+                      type: 'optional',
+                      inner: {
+                        type: 'number',
+                        checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }, { kind: 'lte', value: 5 }],
+                      },
+                    },
+                  },
+                  unknownKeys: 'strict',
+                },
               },
               replay: {
                 type: 'optional',
@@ -1053,6 +1131,7 @@ export const EVAL_CARRIED: CheckNode = {
                 'KeelError.IncompleteOutput',
                 'KeelError.Diverged',
                 'KeelError.InvalidInput',
+                'KeelError.InvalidOutput',
                 'KeelError.InvalidUpdate',
                 'KeelError.PayloadTooLarge',
                 'KeelError.StreamClosing',
@@ -1119,6 +1198,7 @@ export const CASE_STATUS: CheckNode = {
           'KeelError.IncompleteOutput',
           'KeelError.Diverged',
           'KeelError.InvalidInput',
+          'KeelError.InvalidOutput',
           'KeelError.InvalidUpdate',
           'KeelError.PayloadTooLarge',
           'KeelError.StreamClosing',

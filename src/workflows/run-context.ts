@@ -72,4 +72,6 @@ export interface RunFlags {
   outOfTime: boolean;
   /** The last non-empty text the model wrote (a budget's or the turn limit's result shows it). */
   lastText: string;
+  /** Answers in a row sent back for not matching the run's output schema. */
+  outputRetries: number;
 }

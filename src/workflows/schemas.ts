@@ -73,6 +73,8 @@ export const Carried = z.object({
   stream: CarriedStream.optional(),
   /** A replayed run's count of answers used, per distinct recorded call (see `ReplayCalls.uses`). */
   replayUses: z.array(z.number().int().nonnegative()).optional(),
+  /** Answers in a row sent back for not matching the output schema. */
+  outputRetries: z.number().int().nonnegative().optional(),
 });
 export type Carried = z.infer<typeof Carried>;
 

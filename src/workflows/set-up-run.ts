@@ -79,6 +79,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     ending: carried?.ending ?? false,
     outOfTime: false,
     lastText: carried?.lastText ?? '',
+    outputRetries: carried?.outputRetries ?? 0,
   };
   const toolsByName = new Map<string, ToolInfo>();
   const approvals = new Approvals(state, toolsByName, patched(APPROVAL_ARGUMENTS_PATCH));

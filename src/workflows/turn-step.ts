@@ -11,6 +11,7 @@ import type { NextInput } from './schemas.js';
 import { continueAsNewDue, continueAsNewNow } from './continue-as-new.js';
 import { keelActivities } from './keel-activities.js';
 import { modelInputFor } from './model-input.js';
+import { completedEnding, judgeAnswer, requestedOutput } from './output.js';
 import { preview, recordObservation, recordTurn } from './progress.js';
 import { publish, updateCost } from './publish.js';
 import { Diverged } from './replay-calls.js';
@@ -43,6 +44,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
     ...(run.agent !== undefined ? { agent: run.agent } : {}),
+    ...requestedOutput(run),
     sayRetries: true,
     ...(run.stream === undefined || input.stream === false
       ? {}
@@ -146,12 +148,19 @@ function answeredStep(run: RunContext, turn: ModelTurn): Step {
       partialText: turn.text,
     });
   }
+  const judged = judgeAnswer(run, turn);
+  if (judged.kind === 'fail') return finishStep(judged.ending);
+  if (judged.kind === 'retry') {
+    // Sent back first, before any message that came meanwhile, which the next answer then covers too.
+    run.queue.unshift(judged.message);
+    return { kind: 'messages', previousResponseId: turn.responseId };
+  }
   state.lastAnswer = turn.text;
   state.answers += 1;
   // Messages that came while the model answered are answered next, in or out of a session.
   if (run.queue.length > 0 && !flags.ending) return { kind: 'messages', previousResponseId: turn.responseId };
   if (run.input.session && !flags.ending) return { kind: 'idle' };
-  return finishStep({ status: 'completed', finalText: turn.text });
+  return finishStep(completedEnding(run, turn.text));
 }
 
 async function callModel(run: RunContext, request: ModelRequest): Promise<ModelTurn> {

@@ -83,27 +83,31 @@ describe('a worker the server refuses exits, so that its supervisor starts it ag
   it.each([
     ['node dist/worker.js', () => [path.join(inject('builtKeel').root, 'dist', 'worker.js')]],
     ['keel worker', () => [keelEntry(), 'worker']],
-  ])('%s: exit code 1 naming the missing namespace', async (_, args) => {
-    const directory = await mkdtemp(path.join(tmpdir(), 'keel-refused-'));
-    await mkdir(path.join(directory, 'workspace'));
-    const namespace = `not-registered-${randomUUID()}`;
-    const worker = new CliProcess(
-      spawn(process.execPath, args(), {
-        env: testServerCliEnvironment({
-          TEMPORAL_NAMESPACE: namespace,
-          OPENAI_API_KEY: 'sk-test',
-          KEEL_WORKSPACE: path.join(directory, 'workspace'),
-          KEEL_STATE_DIR: path.join(directory, 'state'),
+  ])(
+    '%s: exit code 1 naming the missing namespace',
+    async (_, args) => {
+      const directory = await mkdtemp(path.join(tmpdir(), 'keel-refused-'));
+      await mkdir(path.join(directory, 'workspace'));
+      const namespace = `not-registered-${randomUUID()}`;
+      const worker = new CliProcess(
+        spawn(process.execPath, args(), {
+          env: testServerCliEnvironment({
+            TEMPORAL_NAMESPACE: namespace,
+            OPENAI_API_KEY: 'sk-test',
+            KEEL_WORKSPACE: path.join(directory, 'workspace'),
+            KEEL_STATE_DIR: path.join(directory, 'state'),
+          }),
+          stdio: ['ignore', 'pipe', 'pipe'],
         }),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
-    try {
-      expect(await worker.exited).toBe(1);
-      expect(worker.stderr).toContain(`Namespace ${namespace} was not found`);
-    } finally {
-      worker.child.kill('SIGKILL');
-      await rm(directory, { recursive: true, force: true });
-    }
-  }, 60_000);
+      );
+      try {
+        expect(await worker.exited).toBe(1);
+        expect(worker.stderr).toContain(`Namespace ${namespace} was not found`);
+      } finally {
+        worker.child.kill('SIGKILL');
+        await rm(directory, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

@@ -93,6 +93,12 @@ const fullInput = {
   maxTotalTokens: 200_000,
   maxDurationSeconds: 3600,
   maxCostUsd: 5,
+  output: {
+    name: 'summary',
+    schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    strict: false,
+    retries: 1,
+  },
   replay: {
     calls: [
       { name: 'read_file', argumentsJson: '{"path":"README.md"}', answer: { ok: true, output: '# Keel' } },

@@ -256,7 +256,9 @@ describe('planOf', () => {
     expect(() => planOf(z.object({ at: z.string().url() }))).toThrow('string format url');
     expect(() => planOf(z.string().toLowerCase())).toThrow('only trim()');
     expect(() => planOf(z.number().refine((n) => n > 1))).toThrow('withRule');
-    expect(() => planOf(z.looseObject({ a: z.string() }))).toThrow('strict and stripping');
+    expect(() => planOf(z.object({ a: z.string() }).catchall(z.string()))).toThrow(
+      'only strict, stripping and loose objects',
+    );
     expect(() =>
       planOf(
         z
@@ -265,6 +267,13 @@ describe('planOf', () => {
           .default(undefined as never),
       ),
     ).toThrow('default of undefined');
+  });
+
+  it('plans a loose object as one that keeps unknown keys, as zod does', () => {
+    const schema = z.looseObject({ type: z.literal('object') });
+    expect(planOf(schema)).toMatchObject({ type: 'object', unknownKeys: 'keep' });
+    const values = [{ type: 'object', properties: { a: 1 } }, { type: 'array' }, {}, 'object', null];
+    expect(disagreements(schema, planOf(schema), values).differing).toEqual([]);
   });
 
   it('writes a rule made with withRule by name, and checkValue runs it from RULES', () => {

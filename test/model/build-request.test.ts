@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/contract/model-request.js';
 import type { Observation } from '../../src/contract/observation.js';
 import { buildResponsesRequest } from '../../src/model/build-request.js';
+import { outputJsonText } from '../../src/contract/text.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { toResponsesTools } from '../../src/model/responses-tools.js';
 import { createResponseErrors } from '../support/responses-schema.js';
@@ -238,3 +239,64 @@ const statelessItems = [
   { type: 'function_call_output', call_id: 'call_1', output: 'echo' },
   { type: 'message', role: 'developer', content: '[1 earlier turn(s) were dropped]' },
 ];
+
+describe('an output schema as text.format', () => {
+  const request = (output: ModelRequest['output']): ModelRequest => ({
+    model: 'gpt-5-mini',
+    instructions: 'Triage.',
+    turn: 1,
+    input: { kind: 'task', task: 'Triage it.' },
+    tools: [],
+    parallelToolCalls: false,
+    output,
+  });
+
+  it('is strict when every object is closed with all its properties required, as OpenAI requires', () => {
+    const strict = z.toJSONSchema(
+      z.object({ a: z.string(), b: z.array(z.object({ c: z.number().nullable() })) }),
+      {
+        io: 'output',
+      },
+    );
+    const body = buildResponsesRequest(request({ name: 'out', schema: strict }), []);
+    expect(body.text).toEqual({ format: { type: 'json_schema', name: 'out', schema: strict, strict: true } });
+    expect(createResponseErrors(body)).toEqual([]);
+  });
+
+  it.each([
+    ['an optional property', z.toJSONSchema(z.object({ a: z.string().optional() }), { io: 'output' })],
+    ['an open object', z.toJSONSchema(z.looseObject({ a: z.string() }), { io: 'output' })],
+    [
+      'a nested optional property',
+      z.toJSONSchema(z.object({ a: z.object({ b: z.string().optional() }) }), { io: 'output' }),
+    ],
+    [
+      'a keyword strict mode refuses',
+      { type: 'object', properties: {}, additionalProperties: false, allOf: [{ required: [] }] },
+    ],
+  ])('is not strict with %s', (_, schema) => {
+    expect(buildResponsesRequest(request({ name: 'out', schema }), []).text?.format).toMatchObject({
+      strict: false,
+    });
+  });
+
+  it("keeps the caller's choice of strictness", () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    expect(
+      buildResponsesRequest(request({ name: 'out', schema, strict: true }), []).text?.format,
+    ).toMatchObject({
+      strict: true,
+    });
+  });
+});
+
+describe('outputJsonText', () => {
+  it.each([
+    ['{"a":1}', '{"a":1}'],
+    ['```json\n{"a":1}\n```', '{"a":1}'],
+    ['  ```\n{"a":1}\n```  ', '{"a":1}'],
+    ['Here: ```json\n{"a":1}\n```', 'Here: ```json\n{"a":1}\n```'],
+  ])('reads %j as %j', (text, json) => {
+    expect(outputJsonText(text)).toBe(json);
+  });
+});

@@ -97,6 +97,8 @@ export interface TestWorkerOptions {
   conversation?: KeelWorkerOptions['conversation'];
   /** The most output tokens a turn may spend, as `KEEL_MAX_OUTPUT_TOKENS` gives it. */
   maxOutputTokens?: KeelWorkerOptions['maxOutputTokens'];
+  /** Named agents the worker offers. */
+  agents?: KeelWorkerOptions['agents'];
 }
 
 /**
@@ -144,6 +146,7 @@ export async function startTestWorker(
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.modelPacing ? { modelPacing: options.modelPacing } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
   });
   return { worker, taskQueue, keel: new KeelClient(server.client, taskQueue) };
 }

@@ -22,6 +22,14 @@ function pythonExample(): string {
   return code;
 }
 
+/** The Python example of docs/contract.md's "Structured output". */
+function structuredOutputExample(): string {
+  const section = contract.split('\n## Structured output')[1]?.split('\n## ')[0] ?? '';
+  const code = /```python\n([\s\S]*?)```/.exec(section)?.[1];
+  if (code === undefined) throw new Error('docs/contract.md has no Python example of structured output');
+  return code;
+}
+
 /** Replaces `from` (which must be there, so the example cannot drift away from this test) with `to`. */
 function replaceAll(code: string, from: string, to: string): string {
   expect(code, `the Python example names ${from}`).toContain(from);
@@ -84,6 +92,27 @@ describe("docs/contract.md's Python example", () => {
       expect(model.requests[0]?.body.input).toEqual([
         { type: 'message', role: 'user', content: 'Read notes.txt and propose a reply to ticket 4711.' },
       ]);
+    });
+  });
+
+  it('starts a run with an output schema and reads the checked value into a dataclass', async () => {
+    const answer = { label: 'bug', priority: 2 };
+    await withScenario(server, [reply.text(JSON.stringify(answer))], {}, async ({ taskQueue, model }) => {
+      let code = structuredOutputExample();
+      code = replaceAll(code, '"localhost:7233"', JSON.stringify(inject('temporalAddress')));
+      code = replaceAll(
+        code,
+        'namespace="default"',
+        `namespace=${JSON.stringify(inject('temporalNamespace'))}`,
+      );
+      code = replaceAll(code, 'task_queue="keel"', `task_queue=${JSON.stringify(taskQueue)}`);
+      code = replaceAll(code, '"triage-4712"', JSON.stringify(`python-${randomUUID()}`));
+      code += '\nimport os, sys\nsys.stdout.flush()\nos._exit(0)\n';
+      const { stdout } = await runPython(code);
+      expect(stdout.trim().split('\n').at(-1)).toBe('bug 2');
+      expect(model.requests[0]?.body.text).toMatchObject({
+        format: { type: 'json_schema', name: 'ticket', strict: true },
+      });
     });
   });
 });
