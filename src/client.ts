@@ -38,6 +38,9 @@ import { EVAL_RUN_WORKFLOW, evalStateQuery } from './workflows/eval-messages.js'
 import type { evalRun } from './workflows/eval-run.js';
 import type { StreamItem } from './contract/stream-event.js';
 import { subscribe } from './stream/subscribe.js';
+import { changeSchedule, createSchedule, listSchedules } from './schedule/schedules.js';
+import type { RunScheduleSummary } from './schedule/schedules.js';
+import type { ScheduleOptionsArgs } from './schedule/schedule-options.js';
 
 /** A run input was refused before anything was started. */
 export class InvalidRunInputError extends Error {
@@ -134,6 +137,39 @@ export class KeelClient {
         throw error;
       });
     return runId;
+  }
+
+  /**
+   * Creates a schedule that starts an ordinary run with `input` on this client's task queue `every`
+   * interval or at the `cron` times (Temporal Schedules); both are checked first, and a
+   * {@link ScheduleError} says what is wrong. Returns the schedule id. See docs/contract.md, "Schedules".
+   */
+  async createSchedule(options: ScheduleOptionsArgs, input: RunInputArgs): Promise<string> {
+    return await createSchedule(this.temporal, this.taskQueue, options, input);
+  }
+
+  /** The schedules of Keel runs in the namespace: when they fire, the task, the next and recent runs. */
+  async listSchedules(): Promise<RunScheduleSummary[]> {
+    return await listSchedules(this.temporal);
+  }
+
+  /** Pauses a schedule (no run starts until it is unpaused); `note` says why, in the UI too. */
+  async pauseSchedule(scheduleId: string, note?: string): Promise<void> {
+    await changeSchedule(this.temporal, scheduleId, 'pause', note);
+  }
+
+  async unpauseSchedule(scheduleId: string, note?: string): Promise<void> {
+    await changeSchedule(this.temporal, scheduleId, 'unpause', note);
+  }
+
+  /** Starts the schedule's run now, as its overlap policy allows. */
+  async triggerSchedule(scheduleId: string): Promise<void> {
+    await changeSchedule(this.temporal, scheduleId, 'trigger');
+  }
+
+  /** Deletes a schedule; the runs it started are left as they are. */
+  async deleteSchedule(scheduleId: string): Promise<void> {
+    await changeSchedule(this.temporal, scheduleId, 'delete');
   }
 
   /**
@@ -365,3 +401,7 @@ export * from './contract/run-messages.js';
 export * from './contract/stream-event.js';
 export { RunNotStreamingError } from './stream/subscribe.js';
 export { structuredOutput } from './agents/structured-output.js';
+export { ScheduleError } from './schedule/schedules.js';
+export type { RunScheduleSummary } from './schedule/schedules.js';
+export { OVERLAP_POLICIES, ScheduleOptions } from './schedule/schedule-options.js';
+export type { ScheduleOptionsArgs } from './schedule/schedule-options.js';

@@ -33,6 +33,7 @@ Commands:
   send <id> "<text>"    give a run (or session) a message
   end <id>         end a session
   export <id>      a run's whole history as a file, for evals (docs/evals.md)
+  schedule create|list|pause|unpause|trigger|delete   runs on a cron or interval
   server start|status|stop   the local Temporal server Keel runs (see \`keel server --help\`)
   codec-server     decode encrypted payloads for the Web UI and \`temporal\` (docs/encryption.md)
 
@@ -106,6 +107,22 @@ ended: how it ended and its result, at once.
 
 Waits for the run to end and prints its result. Exit code 3 when it ended without completing,
 1 when there is no such run.${COMMON}`,
+  schedule: `Usage: keel schedule create <id> "<task>" (--every <interval> | --cron "<expr>") [options]
+       keel schedule list | pause <id> [--note <text>] | unpause <id> | trigger <id> | delete <id>
+
+Temporal Schedules of Keel runs: each time comes, the schedule starts an ordinary run of the task
+(workflow id <schedule id>-<time>, search attribute TemporalScheduledById = <schedule id>).
+
+  --every <interval>     a whole number and s, m, h or d: 30m, 1h, 1d
+  --cron "<expr>"        minute hour day month weekday, e.g. "0 9 * * 1-5"
+  --timezone <zone>      the cron's IANA time zone, e.g. Europe/Berlin (default UTC)
+  --overlap <policy>     when the last run still runs: skip (default), buffer_one, buffer_all,
+                         cancel_other, terminate_other or allow_all
+  --paused               create it paused
+  --note <text>          why it exists (create) or is paused (pause)
+The run's options, as for keel run: --agent, --model, --max-turns, --tools, --instructions,
+--approve, --conversation, --output-schema.
+\`keel list --query 'TemporalScheduledById = "<id>"'\` lists a schedule's runs.${COMMON}`,
   list: `Usage: keel list [--limit <n>] [--query <visibility query>] [options]
 
   --limit <n>         most runs to show (default 20)

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../config-error.js';
 import type { RunInputArgs } from '../contract/run-input.js';
+import type { ScheduleOptionsArgs } from '../schedule/schedule-options.js';
 import { withCtrlCKey } from './ctrl-c-key.js';
 import { HELP } from './help.js';
 import { CliFailure, EXIT, output, reasonOf, UsageError } from './output.js';
@@ -50,6 +51,11 @@ const OPTIONS = {
   html: { type: 'string' },
   output: { type: 'string', short: 'o' },
   'output-schema': { type: 'string' },
+  every: { type: 'string' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
+  overlap: { type: 'string' },
+  paused: { type: 'boolean' },
 } satisfies ParseArgsConfig['options'];
 
 /** Which options each command accepts, beyond the common ones. */
@@ -80,6 +86,22 @@ const ACCEPTS: Record<string, string[]> = {
   send: ['wait'],
   end: [],
   server: [],
+  schedule: [
+    'every',
+    'cron',
+    'timezone',
+    'overlap',
+    'paused',
+    'note',
+    'agent',
+    'model',
+    'max-turns',
+    'tools',
+    'instructions',
+    'approve',
+    'conversation',
+    'output-schema',
+  ],
   'codec-server': ['port', 'host', 'origin', 'token-file', 'namespace'],
   eval: [
     'run',
@@ -176,6 +198,67 @@ export async function main(argv: readonly string[]): Promise<number> {
         noPositionals(positionals);
         const { workerCommand } = await import('./worker-command.js');
         return await workerCommand(out, await taskQueue(), values.tools);
+      }
+      case 'schedule': {
+        const [given, ...rest] = positionals;
+        const action = given ?? '';
+        const { scheduleCommand } = await import('./schedule-command.js');
+        const id = (what: string): string => {
+          if (rest.length !== 1)
+            throw new UsageError(`Give exactly one argument after "${action}": ${what}.`);
+          return rest[0]!;
+        };
+        const onlyFor = (names: string[], allowed: string[]): void => {
+          const stray = names.filter(
+            (name) => values[name as keyof typeof values] !== undefined && !allowed.includes(name),
+          );
+          if (stray.length > 0)
+            throw new UsageError(`Option --${stray[0]} does not apply to "keel schedule ${action}".`);
+        };
+        const scheduleOptions = ['every', 'cron', 'timezone', 'overlap', 'paused'];
+        const runOptions = ACCEPTS.run!.filter((name) => !['demo', 'detach', 'id', 'session'].includes(name));
+        switch (action) {
+          case 'create': {
+            if (rest.length < 2)
+              throw new UsageError(
+                'Give the schedule id and the task, e.g. keel schedule create nightly "Summarise today\'s tickets" --every 1d',
+              );
+            const [scheduleId, ...task] = rest;
+            const options: ScheduleOptionsArgs = { scheduleId: scheduleId! };
+            if (typeof values.every === 'string') options.every = values.every;
+            if (typeof values.cron === 'string') options.cron = values.cron;
+            if (typeof values.timezone === 'string') options.timezone = values.timezone;
+            if (typeof values.overlap === 'string')
+              options.overlap = values.overlap as ScheduleOptionsArgs['overlap'];
+            if (values.paused === true) options.paused = true;
+            if (typeof values.note === 'string') options.note = values.note;
+            const input = await runInput(task, values);
+            return await scheduleCommand(out, await taskQueue(), { kind: 'create', options, input });
+          }
+          case 'list':
+            if (rest.length > 0) throw new UsageError('"keel schedule list" takes no arguments.');
+            onlyFor([...scheduleOptions, ...runOptions, 'note'], []);
+            return await scheduleCommand(out, await taskQueue(), { kind: 'list' });
+          case 'pause':
+          case 'unpause':
+            onlyFor([...scheduleOptions, ...runOptions], []);
+            return await scheduleCommand(out, await taskQueue(), {
+              kind: action,
+              scheduleId: id('the schedule id'),
+              note: values.note,
+            });
+          case 'trigger':
+          case 'delete':
+            onlyFor([...scheduleOptions, ...runOptions, 'note'], []);
+            return await scheduleCommand(out, await taskQueue(), {
+              kind: action,
+              scheduleId: id('the schedule id'),
+            });
+          default:
+            throw new UsageError(
+              `${action === '' ? 'Give' : `Unknown "${action}": give`} one of create, list, pause, unpause, trigger, delete.`,
+            );
+        }
       }
       case 'server': {
         const { serverCommand } = await import('./server-command.js');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
+import { until } from './until.js';
 
 const run = promisify(execFile);
 
@@ -84,14 +85,6 @@ async function groupMembers(group: number): Promise<number[]> {
   const members: number[] = [];
   for (const pid of pids) if ((await processGroup(pid)) === group) members.push(pid);
   return members;
-}
-
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /**
@@ -180,9 +173,15 @@ export async function startPostgres(options: { user?: string; password?: string 
     else if (group !== undefined) process.kill(pid, 'SIGKILL');
     // Until reaped, not only dead: a new postmaster takes a zombie's PID in postmaster.pid for a
     // running server and refuses to start.
-    await until(async () => (await processGroup(pid)) === undefined, `the postmaster ${pid} is reaped`);
+    await until(async () => (await processGroup(pid)) === undefined, `the postmaster ${pid} is reaped`, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     if (group === pid)
-      await until(async () => (await groupMembers(pid)).length === 0, `the backends of ${pid} are reaped`);
+      await until(async () => (await groupMembers(pid)).length === 0, `the backends of ${pid} are reaped`, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
     running = false;
   };
 

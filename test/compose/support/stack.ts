@@ -8,6 +8,9 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { freePort } from '../../support/free-port.js';
+import { until } from '../../support/until.js';
+
+export { until } from '../../support/until.js';
 
 const run = promisify(execFile);
 const repository = fileURLToPath(new URL('../../..', import.meta.url));
@@ -29,26 +32,6 @@ async function script(name: string): Promise<string> {
     maxBuffer: 16 * 1024 * 1024,
   });
   return stdout.trim().split('\n').at(-1) ?? '';
-}
-
-/** Polls `condition` every half second until it holds; says what it waited for when it never does. */
-export async function until(
-  condition: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 180_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch (error) {
-      last = error instanceof Error ? error.message : JSON.stringify(error);
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? `: ${last}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 /**
