@@ -22,7 +22,7 @@ import type { Logger } from '../logger.js';
 import type { PollSchedule } from '../model/background.js';
 import { callResponses, warnOnce } from '../model/call-responses.js';
 import { classifyModelError } from '../model/classify-error.js';
-import { toResponsesTools } from '../model/responses-tools.js';
+import { subAgentTool, toResponsesTools } from '../model/responses-tools.js';
 import { streamCutAt } from '../model/stream-events.js';
 import type { ModelMode } from '../model/config.js';
 import { redactingLogger } from '../safety/redacting-logger.js';
@@ -200,7 +200,10 @@ export function createActivities(dependencies: ActivityDependencies) {
           nonRetryable: true,
         });
       }
-      const tools = toResponsesTools(request.tools.flatMap((name) => registry.get(name) ?? []));
+      const tools = [
+        ...toResponsesTools(request.tools.flatMap((name) => registry.get(name) ?? [])),
+        ...(request.agentTools ?? []).map(subAgentTool),
+      ];
       // A schema no answer could be checked against fails the run before the model is paid.
       if (request.output !== undefined) outputValidator(request.output.schema);
       const resumeResponseId = (context.info.heartbeatDetails as ModelHeartbeat | undefined)?.responseId;

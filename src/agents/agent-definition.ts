@@ -38,6 +38,15 @@ export const AgentDefinition = z
      */
     mcpServers: McpServerList.optional(),
     /**
+     * Other agents of the worker this one may call as tools, by name: each call runs the agent as a
+     * child run with the task the model gives it, and its answer is the call's result.
+     */
+    subAgents: z
+      .array(AgentName)
+      .max(16)
+      .refine((names) => new Set(names).size === names.length, 'must not repeat an agent')
+      .optional(),
+    /**
      * The shape of the agent's answers, unless a run declares its own: a zod schema of an object, or
      * its JSON form (`RunOutput`, as `structuredOutput` makes it with a name, strictness or retries).
      */

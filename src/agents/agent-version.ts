@@ -14,19 +14,21 @@ const VERSION_LENGTH = 16;
 
 /**
  * The version of an agent: a sha-256 (hex, shortened) of its instructions, of the name,
- * description and JSON Schema of each tool it offers, in the order offered, and of its output schema. Stable: the same
+ * description and JSON Schema of each tool it offers, in the order offered, its output schema and the sub-agents it calls. Stable: the same
  * definition gives the same version on every worker; any change to what the model is told changes it.
  */
 export function agentVersion(
   instructions: string,
   tools: readonly VersionedTool[],
   output?: RunOutput,
+  subAgents: readonly { name: string; description: string }[] = [],
 ): string {
   const text = canonicalJson({
     instructions,
     tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
     // Only when declared: the versions of agents without one stay what they were.
     ...(output !== undefined ? { output } : {}),
+    ...(subAgents.length > 0 ? { subAgents } : {}),
   });
   return createHash('sha256').update(text).digest('hex').slice(0, VERSION_LENGTH);
 }

@@ -12,6 +12,7 @@ import { agentVersion } from './agent-version.js';
 export function describeAgents(agents: readonly Agent[], registry: ToolRegistry): Map<string, AgentProfile> {
   const profiles = new Map<string, AgentProfile>();
   const ownerOf = toolOwners(agents);
+  const byName = new Map(agents.map((agent) => [agent.name, agent]));
   for (const agent of agents) {
     if (profiles.has(agent.name)) throw new AgentDefinitionError(`Agent ${agent.name} is defined twice`);
     // Another agent's own MCP tools are not this agent's to offer.
@@ -25,9 +26,25 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
       );
     }
     const tools = (agent.tools ?? offered).map((name) => registry.get(name)!);
+    const subAgents = (agent.subAgents ?? []).map((name) => {
+      const sub = byName.get(name);
+      if (sub === undefined || name === agent.name)
+        throw new AgentDefinitionError(
+          `Agent ${agent.name} names sub-agent ${name}, which is ${name === agent.name ? 'itself' : 'not an agent of this worker'}; it has ${[...byName.keys()].join(', ')}`,
+        );
+      // The model tells calls apart by name: a sub-agent must not shadow a tool.
+      if (registry.get(name) !== undefined)
+        throw new AgentDefinitionError(
+          `Agent ${agent.name}'s sub-agent ${name} has the name of a tool of this worker`,
+        );
+      return {
+        name,
+        description: sub.description ?? `Agent ${name}: ${sub.instructions.split('\n')[0]!.slice(0, 200)}`,
+      };
+    });
     profiles.set(agent.name, {
       name: agent.name,
-      version: agentVersion(agent.instructions, tools, agent.output),
+      version: agentVersion(agent.instructions, tools, agent.output, subAgents),
       instructions: agent.instructions,
       ...(agent.model !== undefined ? { model: agent.model } : {}),
       ...(agent.tools !== undefined ? { tools: [...agent.tools] } : {}),
@@ -36,6 +53,7 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
       ...(agent.budgets !== undefined ? { budgets: agent.budgets } : {}),
       ...(agent.maxOutputTokens !== undefined ? { maxOutputTokens: agent.maxOutputTokens } : {}),
       ...(agent.output !== undefined ? { output: agent.output } : {}),
+      ...(subAgents.length > 0 ? { subAgents } : {}),
     });
   }
   return profiles;

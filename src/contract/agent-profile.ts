@@ -35,5 +35,7 @@ export const AgentProfile = z.object({
   maxOutputTokens: MaxOutputTokens.optional(),
   /** The shape of the agent's answers (see `RunOutput`), unless the run declares its own. */
   output: RunOutput.optional(),
+  /** Other agents of the worker this one offers as tools: a call runs one as a child run (see docs/contract.md, "Sub-agents"). */
+  subAgents: z.array(z.object({ name: AgentName, description: z.string() })).optional(),
 });
 export type AgentProfile = z.infer<typeof AgentProfile>;

@@ -108,3 +108,10 @@ export const MODEL_ATTEMPT_REASON_CHARS = 300;
 export const DEFAULT_OUTPUT_RETRIES = 2;
 /** The most output retries a run may ask for. */
 export const MAX_OUTPUT_RETRIES = 5;
+
+/** How deep sub-agents nest: a sub-agent's sub-agent is depth 2; a run at the limit offers none. */
+export const MAX_SUB_AGENT_DEPTH = 3;
+/** Sub-agent calls one turn may start; the model hears that the rest were not started. */
+export const MAX_SUB_AGENT_CALLS_PER_TURN = 8;
+/** Characters of a sub-agent's task. */
+export const MAX_SUB_AGENT_TASK_CHARS = 20_000;

@@ -9,6 +9,7 @@ import {
   DEFAULT_MAX_TURNS,
   DEFAULT_MODEL_TIMEOUT_SECONDS,
   DEFAULT_OUTPUT_CAP,
+  MAX_SUB_AGENT_DEPTH,
   MAX_TOOL_TIMEOUT_SECONDS,
   MAX_TURNS_LIMIT,
   TOOL_NAME_PATTERN,
@@ -183,6 +184,15 @@ export const RunInput = withRule(
     output: RunOutput.optional().describe(
       'The shape the final answer must have (a JSON Schema): the model is asked for it, and a completed result carries the checked value as output. See docs/contract.md, "Structured output".',
     ),
+    subAgentDepth: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SUB_AGENT_DEPTH)
+      .optional()
+      .describe(
+        `Set by Keel on the run of a sub-agent: how deep it nests (1 under a top-level run). A run at depth ${MAX_SUB_AGENT_DEPTH} offers no sub-agents.`,
+      ),
     replay: RunReplay.optional().describe(
       "Answer the run's tool calls from a recorded run's (an eval case): see docs/evals.md.",
     ),

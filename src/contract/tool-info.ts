@@ -19,6 +19,8 @@ export const ToolInfo = z.object({
   local: z.boolean().optional(),
   /** The strict JSON Schema of the arguments, for tools that may need approval: edited arguments are checked against it. */
   parameters: z.record(z.string(), z.unknown()).optional(),
+  /** The tool is another agent of the worker: a call runs it as a child run (the workflow makes these, never a worker). */
+  subAgent: z.literal(true).optional(),
 });
 export type ToolInfo = z.infer<typeof ToolInfo>;
 

@@ -13,6 +13,24 @@ export interface FunctionToolParam {
 export type ToolDescription = Pick<Tool, 'name' | 'description' | 'parameters' | 'strict'>;
 
 /** The `tools` request field for these tools, in the given order. */
+/** The function a sub-agent is offered as: it takes the task the model gives it. */
+export function subAgentTool(agent: { name: string; description: string }): FunctionToolParam {
+  return {
+    type: 'function',
+    name: agent.name,
+    description: `${agent.description} (A sub-agent: it works on the task on its own, with its own tools, and answers.)`,
+    parameters: {
+      type: 'object',
+      properties: {
+        task: { type: 'string', description: 'What the sub-agent should do, with all it needs to know.' },
+      },
+      required: ['task'],
+      additionalProperties: false,
+    },
+    strict: true,
+  };
+}
+
 export function toResponsesTools(tools: readonly ToolDescription[]): FunctionToolParam[] {
   return tools.map((tool) => ({
     type: 'function',

@@ -169,6 +169,13 @@ export const RUN_INPUT: CheckNode = {
         unknownKeys: 'strict',
       },
     },
+    subAgentDepth: {
+      type: 'optional',
+      inner: {
+        type: 'number',
+        checks: [{ kind: 'int' }, { kind: 'gte', value: 1 }, { kind: 'lte', value: 3 }],
+      },
+    },
     replay: {
       type: 'optional',
       inner: {
@@ -900,6 +907,13 @@ export const EVAL_RUN_INPUT: CheckNode = {
                   unknownKeys: 'strict',
                 },
               },
+              subAgentDepth: {
+                type: 'optional',
+                inner: {
+                  type: 'number',
+                  checks: [{ kind: 'int' }, { kind: 'gte', value: 1 }, { kind: 'lte', value: 3 }],
+                },
+              },
               replay: {
                 type: 'optional',
                 inner: {
@@ -1209,6 +1223,34 @@ export const CASE_STATUS: CheckNode = {
         ],
       },
     },
+  },
+  unknownKeys: 'strip',
+};
+
+export const CHILD_ENDING: CheckNode = {
+  type: 'object',
+  shape: {
+    status: {
+      type: 'literal',
+      values: ['completed', 'max_turns', 'max_tokens', 'max_time', 'max_cost', 'incomplete', 'failed'],
+    },
+    finalText: { type: 'optional', inner: { type: 'string' } },
+    output: { type: 'optional', inner: { type: 'unknown' } },
+    lastText: { type: 'optional', inner: { type: 'string' } },
+    partialText: { type: 'optional', inner: { type: 'string' } },
+    reason: { type: 'optional', inner: { type: 'string' } },
+    usage: {
+      type: 'object',
+      shape: {
+        inputTokens: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
+        cachedInputTokens: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
+        outputTokens: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
+        reasoningTokens: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
+        totalTokens: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 0 }] },
+      },
+      unknownKeys: 'strip',
+    },
+    costUsd: { type: 'optional', inner: { type: 'number' } },
   },
   unknownKeys: 'strip',
 };

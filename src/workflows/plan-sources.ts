@@ -10,7 +10,7 @@ import { ModelAttempt } from '../contract/model-attempt.js';
 import { RunInput } from '../contract/run-input.js';
 import { ApproveArgs, RejectArgs, SendArgs } from '../contract/run-messages.js';
 import { StreamPublish, StreamReadArgs, StreamWaitArgs } from '../contract/stream-event.js';
-import { Carried, CaseStatus, EvalCarried } from './schemas.js';
+import { Carried, CaseStatus, ChildEnding, EvalCarried } from './schemas.js';
 
 export const PLAN_SOURCES = {
   RUN_INPUT: RunInput,
@@ -18,6 +18,7 @@ export const PLAN_SOURCES = {
   EVAL_RUN_INPUT: EvalRunInput,
   EVAL_CARRIED: EvalCarried,
   CASE_STATUS: CaseStatus,
+  CHILD_ENDING: ChildEnding,
   MODEL_ATTEMPT: ModelAttempt,
   SEND_ARGS: SendArgs,
   APPROVE_ARGS: ApproveArgs,

@@ -12,6 +12,16 @@ import { RunEvent } from '../contract/run-event.js';
 import { StreamItem } from '../contract/stream-event.js';
 import { Usage } from '../contract/usage.js';
 
+const RunResultStatus = z.enum([
+  'completed',
+  'max_turns',
+  'max_tokens',
+  'max_time',
+  'max_cost',
+  'incomplete',
+  'failed',
+]);
+
 /** What a stateless conversation carries across continue-as-new. */
 export const ConversationSnapshot = z.object({
   /** Items by turn: the first group holds the task; each later one a turn's output, results and messages. */
@@ -86,6 +96,19 @@ export const EvalCarried = z.object({
   ended: z.array(z.object({ status: EvalCaseEnding.shape.status, errorType: FailureType.optional() })),
 });
 export type EvalCarried = z.infer<typeof EvalCarried>;
+
+/** What a parent reads from a sub-agent's result: how it ended, its answer, and what it spent. */
+export const ChildEnding = z.object({
+  status: RunResultStatus,
+  finalText: z.string().optional(),
+  output: z.unknown().optional(),
+  lastText: z.string().optional(),
+  partialText: z.string().optional(),
+  reason: z.string().optional(),
+  usage: Usage,
+  costUsd: z.number().optional(),
+});
+export type ChildEnding = z.infer<typeof ChildEnding>;
 
 /** How a child run ended, as its result or its failure's details say. */
 export const CaseStatus = z.object({

@@ -15,6 +15,7 @@ import { applyAgent } from './apply-agent.js';
 import { Approvals } from './approvals.js';
 import { parseArguments } from './arguments.js';
 import { chooseTools } from './choose-tools.js';
+import { subAgentTools } from './sub-agents.js';
 import { Conversation } from './conversation.js';
 import { invalidInput } from './failures.js';
 import { setMessageHandlers } from './handlers.js';
@@ -109,7 +110,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
   if (agent !== undefined) state.agent = agent;
   const limits = resolveLimits(input, profile.limits);
   state.maxTurns = limits.maxTurns;
-  const tools = chooseTools(input, profile);
+  const tools = [...chooseTools(input, profile), ...subAgentTools(profile.agent, input)];
   for (const tool of tools) toolsByName.set(tool.name, tool);
   const model = input.model ?? profile.defaultModel;
   state.model = model;

@@ -17,6 +17,8 @@ import { ownValue } from './own-value.js';
 import { preview, recordApproval, recordObservation } from './progress.js';
 import { Diverged } from './replay-calls.js';
 import type { ReplayCalls, ReplayDecision } from './replay-calls.js';
+import { runSubAgent, startableSubAgentCalls } from './sub-agents.js';
+import type { SubAgentRound } from './sub-agents.js';
 import { toolCallSummary } from './tool-summary.js';
 import { isWorkspaceLost, workspaceLost, workspaceQueue } from './workspace-route.js';
 import type { WorkspaceRoute } from './workspace-route.js';
@@ -38,6 +40,8 @@ export interface ToolRound {
   observed?(call: ToolCall, observation: Observation): void;
   /** A replayed run's recorded answers: calls they answer run no activity. */
   replay?: ReplayCalls | undefined;
+  /** How sub-agent calls run (see `runSubAgent`), in a run that offers sub-agents. */
+  subAgents?: SubAgentRound | undefined;
 }
 
 /**
@@ -64,9 +68,12 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
     round.observed?.(call, observation);
     return observation;
   };
+  const startable = startableSubAgentCalls(calls, byName);
   const run = async (call: ToolCall): Promise<Observation> => {
     const decision = decisions.get(call);
     if (decision?.kind === 'answer') return settle(call, decision.observation);
+    if (byName.get(call.name)?.subAgent === true && round.subAgents !== undefined)
+      return settle(call, await runSubAgent(call, calls.indexOf(call), startable.has(call), round.subAgents));
     // The model names the call: `toString` must not find a timeout on Object's prototype. No patch:
     // such a name only ever found a function, whose timeout failed the task, so no history has it.
     const override = input.toolTimeouts === undefined ? undefined : ownValue(input.toolTimeouts, call.name);

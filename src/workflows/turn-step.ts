@@ -19,6 +19,7 @@ import type { RunContext } from './run-context.js';
 import { stepFailure } from './step-failure.js';
 import { finishStep } from './steps.js';
 import type { Step } from './steps.js';
+import type { SubAgentRound } from './sub-agents.js';
 import { runToolCalls } from './tool-round.js';
 
 /**
@@ -39,7 +40,8 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     instructions: input.instructions ?? DEFAULT_INSTRUCTIONS,
     turn: state.turn,
     input: modelInputFor(run, next),
-    tools: run.tools.map((tool) => tool.name),
+    tools: run.tools.filter((tool) => tool.subAgent !== true).map((tool) => tool.name),
+    ...agentTools(run),
     parallelToolCalls: input.parallelToolCalls,
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
@@ -105,6 +107,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
         publish: (attributes) => publish(run, attributes),
         observed: (call, observation) => streamObservation(run, call, observation),
         replay: run.replay,
+        subAgents: run.tools.some((tool) => tool.subAgent === true) ? subAgentRound(run) : undefined,
       });
     } catch (error) {
       if (error instanceof Diverged) {
@@ -200,5 +203,31 @@ function notExecuted(call: ToolCall, reason: string | null): Observation {
     message:
       `Your response was cut off (${reason ?? 'incomplete'}) before it was finished, so this call was not run: ` +
       'its arguments may be truncated. Make the call again, with shorter arguments if they were long.',
+  };
+}
+
+/** The sub-agents the turn offers, for a run that offers any. */
+function agentTools(run: RunContext): Pick<ModelRequest, 'agentTools'> {
+  const agents = run.tools.filter((tool) => tool.subAgent === true);
+  return agents.length === 0
+    ? {}
+    : { agentTools: agents.map(({ name, description }) => ({ name, description })) };
+}
+
+/** What a sub-agent call needs from the run: its input, its token budget left, and its totals. */
+function subAgentRound(run: RunContext): SubAgentRound {
+  const { state } = run;
+  return {
+    input: run.input,
+    turn: state.turn,
+    outputCharLimit: run.limits.observationCharLimit,
+    tokensLeft: () =>
+      run.budgets.maxTotalTokens === undefined
+        ? undefined
+        : run.budgets.maxTotalTokens - state.usage.totalTokens,
+    spent: (usage) => {
+      state.usage = addUsage(state.usage, usage);
+      updateCost(run);
+    },
   };
 }

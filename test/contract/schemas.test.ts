@@ -93,6 +93,7 @@ const fullInput = {
   maxTotalTokens: 200_000,
   maxDurationSeconds: 3600,
   maxCostUsd: 5,
+  subAgentDepth: 1,
   output: {
     name: 'summary',
     schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },

@@ -199,6 +199,18 @@ const SEEDS: Record<keyof typeof PLAN_SOURCES, unknown[]> = {
     { ended: [{ status: 'completed' }, { status: 'failed', errorType: 'KeelError.Unexpected' }] },
   ],
   CASE_STATUS: [{ status: 'failed', errorType: 'ModelError.RateLimited' }, { status: 'max_turns' }],
+  CHILD_ENDING: [
+    {
+      status: 'completed',
+      finalText: 'done',
+      output: { a: 1 },
+      usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 },
+      costUsd: 0.01,
+      turns: 1,
+    },
+    { status: 'failed', reason: 'x', usage: {} },
+    { status: 'stopped' },
+  ],
   MODEL_ATTEMPT: [{ turn: 2, attempt: 3, maxAttempts: 8, reason: 'failed: 500' }],
   SEND_ARGS: [{ text: '  hello ' }],
   APPROVE_ARGS: [{ callId: 'call_1', arguments: { path: 'a.txt' }, note: 'ok' }],
