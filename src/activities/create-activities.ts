@@ -39,6 +39,8 @@ import type { LiveHub } from '../stream/live-hub.js';
 import type { LiveStream } from '../contract/stream-event.js';
 import { runWorkspaceActivities } from './run-workspace-activities.js';
 import { outputValidator, withOutputIssues } from '../model/output-check.js';
+import { runGuardrails } from '../agents/guardrails.js';
+import type { GuardrailRequest, GuardrailVerdict } from '../contract/guardrail.js';
 
 /** What the activities need; tests pass their own (a loopback model server, their own tools). */
 export interface ActivityDependencies {
@@ -120,6 +122,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     logger().warn('Model turns are not streamed live: this worker cannot serve them', { error }),
   );
   const agents = describeAgents(dependencies.agents ?? [], registry);
+  const definitions = new Map((dependencies.agents ?? []).map((agent) => [agent.name, agent]));
   const ownerOf = toolOwners(dependencies.agents ?? []);
   const { runRegistry, openWorkspace } = runWorkspaceActivities(dependencies, logger);
 
@@ -328,6 +331,30 @@ export function createActivities(dependencies: ActivityDependencies) {
     },
 
     /**
+     * Runs an agent's guardrails of one stage on a run's task, answer or tool call (see
+     * `runGuardrails`). A check that throws trips, and its error goes to the worker log.
+     */
+    checkGuardrails: async (request: GuardrailRequest): Promise<GuardrailVerdict> => {
+      const context = Context.current();
+      const agent = definitions.get(request.agent);
+      if (agent === undefined)
+        throw ApplicationFailure.create({
+          type: 'KeelError.InvalidInput' satisfies FailureType,
+          message: `This worker has no agent ${request.agent} whose guardrails the run asks for`,
+          nonRetryable: true,
+        });
+      const verdict = await runGuardrails(
+        agent.guardrails,
+        request,
+        { agent: request.agent, runId: context.info.workflowExecution?.workflowId ?? 'standalone' },
+        (name, error) =>
+          logger().error(`Guardrail ${name} of agent ${request.agent} failed; it trips`, { error }),
+      );
+      // What a check says goes into history and to the caller: no secret in it.
+      return sanitizer.value(verdict);
+    },
+
+    /**
      * One tool call through the executor: always an observation, unless the run is cancelled, or
      * (with `approval`) `approvalRequired` when a person must approve it first.
      */
@@ -371,6 +398,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     [ACTIVITY_NAMES.callModel]: activities.callModel,
     [ACTIVITY_NAMES.executeTool]: activities.executeTool,
     [ACTIVITY_NAMES.openWorkspace]: openWorkspace,
+    [ACTIVITY_NAMES.checkGuardrails]: activities.checkGuardrails,
     [LEGACY_ACTIVITY_NAMES.describeWorker]: activities.describeWorker,
     [LEGACY_ACTIVITY_NAMES.callModel]: activities.callModel,
     [LEGACY_ACTIVITY_NAMES.executeTool]: activities.executeTool,

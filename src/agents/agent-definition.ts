@@ -5,6 +5,7 @@ import { TOOL_NAME_PATTERN } from '../contract/defaults.js';
 import { MaxOutputTokens, RunBudgets, RunLimits } from '../contract/run-input.js';
 import { McpServerList } from '../mcp/server-config.js';
 import { RunOutput } from '../contract/run-output.js';
+import { AgentGuardrails } from './guardrails.js';
 import { structuredOutput } from './structured-output.js';
 
 const toolNames = z
@@ -37,6 +38,12 @@ export const AgentDefinition = z
      * offered only in this agent's runs (and named in its version).
      */
     mcpServers: McpServerList.optional(),
+    /**
+     * Checks of the agent's runs, run on the worker as activities: `input` on the task before the
+     * first turn, `output` on the final answer (each may pass, rewrite or trip the run), `toolCalls`
+     * on each call before it runs (allow, or deny with a reason the model sees).
+     */
+    guardrails: AgentGuardrails.optional(),
     /**
      * Other agents of the worker this one may call as tools, by name: each call runs the agent as a
      * child run with the task the model gives it, and its answer is the call's result.

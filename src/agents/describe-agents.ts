@@ -4,6 +4,7 @@ import type { Agent } from './agent.js';
 import { AgentDefinitionError } from './agent-definition-error.js';
 import { toolOwners, visibleTools } from './agent-tools.js';
 import { agentVersion } from './agent-version.js';
+import { guardrailNames } from './guardrails.js';
 
 /**
  * The profiles of a worker's agents, by name, each with its version. Checked once, when the worker
@@ -42,9 +43,10 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
         description: sub.description ?? `Agent ${name}: ${sub.instructions.split('\n')[0]!.slice(0, 200)}`,
       };
     });
+    const guardrails = guardrailNames(agent.guardrails);
     profiles.set(agent.name, {
       name: agent.name,
-      version: agentVersion(agent.instructions, tools, agent.output, subAgents),
+      version: agentVersion(agent.instructions, tools, agent.output, subAgents, guardrails),
       instructions: agent.instructions,
       ...(agent.model !== undefined ? { model: agent.model } : {}),
       ...(agent.tools !== undefined ? { tools: [...agent.tools] } : {}),
@@ -54,6 +56,7 @@ export function describeAgents(agents: readonly Agent[], registry: ToolRegistry)
       ...(agent.maxOutputTokens !== undefined ? { maxOutputTokens: agent.maxOutputTokens } : {}),
       ...(agent.output !== undefined ? { output: agent.output } : {}),
       ...(subAgents.length > 0 ? { subAgents } : {}),
+      ...(guardrails !== undefined ? { guardrails } : {}),
     });
   }
   return profiles;

@@ -7,6 +7,7 @@ export const ACTIVITY_NAMES = {
   callModel: 'keel.callModel',
   executeTool: 'keel.executeTool',
   openWorkspace: 'keel.openWorkspace',
+  checkGuardrails: 'keel.checkGuardrails',
 } as const;
 
 /** The unprefixed names runs recorded before the prefix still schedule, and workers still answer. */
@@ -16,6 +17,7 @@ export const LEGACY_ACTIVITY_NAMES = {
   executeTool: 'executeTool',
   // Added after the prefix: no run ever scheduled it under another name.
   openWorkspace: 'keel.openWorkspace',
+  checkGuardrails: 'keel.checkGuardrails',
 } as const;
 
 /** One of Keel's activities. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TOOL_NAME_PATTERN } from './defaults.js';
 import { MaxOutputTokens, RunBudgets, RunLimits } from './run-input.js';
+import { GuardrailNames } from './guardrail.js';
 import { RunOutput } from './run-output.js';
 
 /** How an agent is named: like a tool (letters, digits, `_`, `-`; at most 64). */
@@ -37,5 +38,7 @@ export const AgentProfile = z.object({
   output: RunOutput.optional(),
   /** Other agents of the worker this one offers as tools: a call runs one as a child run (see docs/contract.md, "Sub-agents"). */
   subAgents: z.array(z.object({ name: AgentName, description: z.string() })).optional(),
+  /** The names of the agent's guardrails, by stage: the run asks the worker to run them (`keel.checkGuardrails`). */
+  guardrails: GuardrailNames.optional(),
 });
 export type AgentProfile = z.infer<typeof AgentProfile>;

@@ -50,6 +50,7 @@ export const KEEL_FAILURE_TYPES = [
   'KeelError.Diverged',
   'KeelError.InvalidInput',
   'KeelError.InvalidOutput',
+  'KeelError.GuardrailTripped',
   'KeelError.InvalidUpdate',
   'KeelError.PayloadTooLarge',
   'KeelError.StreamClosing',

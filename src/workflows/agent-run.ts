@@ -2,8 +2,10 @@ import type { RunResult } from '../contract/run-result.js';
 import type { AgentRunArgs } from './arguments.js';
 import { endRun } from './end-run.js';
 import { asWorkflowFailure } from './failures.js';
+import { guardInput } from './guardrails.js';
 import { idleStep } from './idle-step.js';
 import { setUpRun } from './set-up-run.js';
+import { finishStep } from './steps.js';
 import type { Step } from './steps.js';
 import { turnStep } from './turn-step.js';
 
@@ -26,7 +28,9 @@ export async function agentRun(...args: AgentRunArgs): Promise<RunResult> {
 
 async function runAgent(args: readonly unknown[]): Promise<RunResult> {
   const { run, first } = await setUpRun(args);
-  let step: Step = first;
+  // The input guardrails see the task once, before the first turn of the run's first execution.
+  const refused = first.kind === 'task' && run.state.turn === 0 ? await guardInput(run) : undefined;
+  let step: Step = refused === undefined ? first : finishStep(refused);
   // Bounded: every turn step takes a model turn (the turn limit stops them), and an idle step ends the
   // run, delivers a message, or continues as new.
   for (;;) {

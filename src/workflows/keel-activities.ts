@@ -27,6 +27,7 @@ export interface KeelActivityStubs {
   callModel: KeelActivities[typeof ACTIVITY_NAMES.callModel];
   executeTool: KeelActivities[typeof ACTIVITY_NAMES.executeTool];
   openWorkspace: KeelActivities[typeof ACTIVITY_NAMES.openWorkspace];
+  checkGuardrails: KeelActivities[typeof ACTIVITY_NAMES.checkGuardrails];
 }
 
 /** Keel's activities with `options`, scheduled under the execution's names for them. */
@@ -46,5 +47,6 @@ function stubsFor(names: ActivityNames, stubs: KeelActivities): KeelActivityStub
     callModel: stubs[names.callModel],
     executeTool: stubs[names.executeTool],
     openWorkspace: stubs[names.openWorkspace],
+    checkGuardrails: stubs[names.checkGuardrails],
   };
 }

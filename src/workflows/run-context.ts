@@ -1,5 +1,6 @@
 import type { WorkspaceRoute } from './workspace-route.js';
 import type { AgentStamp } from '../contract/agent-profile.js';
+import type { GuardrailNames } from '../contract/guardrail.js';
 import type { RunBudgets, RunInput, RunLimits } from '../contract/run-input.js';
 import type { RunState } from '../contract/run-state.js';
 import type { ToolInfo } from '../contract/tool-info.js';
@@ -22,6 +23,8 @@ export interface RunContext {
   givenInput: RunInput;
   /** The agent the run was started with, and its version on this worker. */
   agent: AgentStamp | undefined;
+  /** The names of its agent's guardrails, by stage (see `guardrails.ts`). */
+  guardrails: GuardrailNames | undefined;
   /** The live state the `state` query answers; also what the run carries across continue-as-new. */
   state: RunState;
   /** Whether this execution checks every argument and takes signals (see `STRICT_MESSAGES_PATCH`). */

@@ -128,6 +128,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
     input,
     givenInput: given.conversation === undefined ? { ...given, conversation } : given,
     agent,
+    guardrails: agent === undefined ? undefined : profile.agent?.guardrails,
     state,
     strict,
     names,

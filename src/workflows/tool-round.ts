@@ -42,6 +42,8 @@ export interface ToolRound {
   replay?: ReplayCalls | undefined;
   /** How sub-agent calls run (see `runSubAgent`), in a run that offers sub-agents. */
   subAgents?: SubAgentRound | undefined;
+  /** The agent's tool-call guardrails: the observation of a call they deny, else `undefined`. */
+  guard?: ((call: ToolCall) => Promise<Observation | undefined>) | undefined;
 }
 
 /**
@@ -72,6 +74,9 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
   const run = async (call: ToolCall): Promise<Observation> => {
     const decision = decisions.get(call);
     if (decision?.kind === 'answer') return settle(call, decision.observation);
+    // Checked before anything else: a denied call starts no sub-agent and asks nobody for approval.
+    const denied = await round.guard?.(call);
+    if (denied !== undefined) return settle(call, denied);
     if (byName.get(call.name)?.subAgent === true && round.subAgents !== undefined)
       return settle(call, await runSubAgent(call, calls.indexOf(call), startable.has(call), round.subAgents));
     // The model names the call: `toString` must not find a timeout on Object's prototype. No patch:

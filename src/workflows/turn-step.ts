@@ -10,6 +10,7 @@ import { rethrowIfCancelled } from './cancellation.js';
 import type { NextInput } from './schemas.js';
 import { continueAsNewDue, continueAsNewNow } from './continue-as-new.js';
 import { keelActivities } from './keel-activities.js';
+import { guardOutput, guardToolCall } from './guardrails.js';
 import { modelInputFor } from './model-input.js';
 import { completedEnding, judgeAnswer, requestedOutput } from './output.js';
 import { preview, recordObservation, recordTurn } from './progress.js';
@@ -77,7 +78,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
   delete state.modelAttempt;
   recordModelTurn(run, turn);
 
-  if (turn.toolCalls.length === 0) return answeredStep(run, turn);
+  if (turn.toolCalls.length === 0) return await answeredStep(run, turn);
   const stop = run.stopBeforeTools({ state, outOfTime: run.flags.outOfTime });
   if (stop !== undefined) return finishStep({ status: stop, lastText: run.flags.lastText });
 
@@ -108,6 +109,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
         observed: (call, observation) => streamObservation(run, call, observation),
         replay: run.replay,
         subAgents: run.tools.some((tool) => tool.subAgent === true) ? subAgentRound(run) : undefined,
+        guard: run.guardrails?.toolCalls === undefined ? undefined : (call) => guardToolCall(run, call),
       });
     } catch (error) {
       if (error instanceof Diverged) {
@@ -142,7 +144,7 @@ function recordModelTurn(run: RunContext, turn: ModelTurn): void {
 }
 
 /** After a turn without calls: the model answered (or was cut off before it could). */
-function answeredStep(run: RunContext, turn: ModelTurn): Step {
+async function answeredStep(run: RunContext, turn: ModelTurn): Promise<Step> {
   const { state, flags } = run;
   if (turn.status === 'incomplete') {
     return finishStep({
@@ -158,12 +160,15 @@ function answeredStep(run: RunContext, turn: ModelTurn): Step {
     run.queue.unshift(judged.message);
     return { kind: 'messages', previousResponseId: turn.responseId };
   }
-  state.lastAnswer = turn.text;
+  const guarded = await guardOutput(run, turn.text);
+  if ('ending' in guarded) return finishStep(guarded.ending);
+  const text = guarded.text;
+  state.lastAnswer = text;
   state.answers += 1;
   // Messages that came while the model answered are answered next, in or out of a session.
   if (run.queue.length > 0 && !flags.ending) return { kind: 'messages', previousResponseId: turn.responseId };
   if (run.input.session && !flags.ending) return { kind: 'idle' };
-  return finishStep(completedEnding(run, turn.text));
+  return finishStep(completedEnding(run, text));
 }
 
 async function callModel(run: RunContext, request: ModelRequest): Promise<ModelTurn> {
