@@ -55,6 +55,8 @@ export const ModelRequest = z.object({
    * generated; the worker may have streaming off, and then sends a plain request.
    */
   live: z.boolean().optional(),
+  /** Sent as the Responses API's `truncation` (see `RunInput.truncation`); absent leaves the server's default. */
+  truncation: z.enum(['auto', 'disabled']).optional(),
   /** Sub-agents offered as tools (see `AgentProfile.subAgents`): each takes `{ task }`. */
   agentTools: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
   /** The shape the answer must have (see `RunOutput`): sent as `text.format`, and a final answer is checked against it. */

@@ -173,6 +173,12 @@ export const RunInput = withRule(
     conversation: ConversationMode.optional().describe(
       "chained: the model server keeps the conversation (previous_response_id). stateless: store=false, the run keeps every item itself (zero data retention). Default: the worker's KEEL_CONVERSATION, else chained.",
     ),
+    truncation: z
+      .enum(['auto', 'disabled'])
+      .optional()
+      .describe(
+        "When the conversation outgrows the model's context window: auto lets the model server drop items from its middle (the Responses API's truncation), disabled fails the turn. Default: auto in a session, else the server's own (disabled on OpenAI).",
+      ),
     continueAsNewAfterTurns: z
       .number()
       .int()

@@ -32,6 +32,7 @@ export function buildResponsesRequest(
       : {}),
     ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoning: { effort: request.reasoningEffort } } : {}),
+    ...(request.truncation !== undefined ? { truncation: request.truncation } : {}),
     ...(request.output !== undefined
       ? {
           text: {

@@ -39,6 +39,13 @@ export interface ScriptedModelOptions {
    * gateway address, not at loopback).
    */
   host?: string;
+  /**
+   * A context window, in conversation items: a request whose conversation (the items of the responses
+   * it continues, its input, one per answer) holds more fails with 400 `context_length_exceeded`, as
+   * a model server does, unless it asks for `truncation: "auto"`: then the server drops items from
+   * the middle and answers.
+   */
+  contextWindowItems?: number;
 }
 
 /** A background response the server is holding. */
@@ -74,6 +81,9 @@ export class ScriptedModel {
   readonly #validateRequest: ScriptedModelOptions['validateRequest'];
   readonly #jsonOnly: boolean;
   readonly #forgetsConversation: boolean;
+  readonly #contextWindowItems: number | undefined;
+  /** Items in the conversation each response ends, by response id, under a context window. */
+  readonly #conversationItems = new Map<string, number>();
   readonly #cannotRetrieve: boolean;
   readonly #server: Server;
   readonly #started = Date.now();
@@ -87,6 +97,7 @@ export class ScriptedModel {
     this.#validateRequest = options.validateRequest;
     this.#jsonOnly = options.jsonOnly === true;
     this.#forgetsConversation = options.forgetsConversation === true;
+    this.#contextWindowItems = options.contextWindowItems;
     this.#cannotRetrieve = options.cannotRetrieve === true;
   }
 
@@ -198,6 +209,24 @@ export class ScriptedModel {
       return this.send(response, 400, {
         error: { message: invalid.join('; '), type: 'invalid_request_error', param: null, code: null },
       });
+    }
+    const window = this.#contextWindowItems;
+    if (window !== undefined) {
+      const before =
+        typeof body.previous_response_id === 'string'
+          ? (this.#conversationItems.get(body.previous_response_id) ?? 0)
+          : 0;
+      const items = before + (Array.isArray(body.input) ? body.input.length : 1);
+      if (items > window && body.truncation !== 'auto')
+        return this.send(response, 400, {
+          error: {
+            message: `Your input exceeds the context window of this model (${items} items, at most ${window}).`,
+            type: 'invalid_request_error',
+            param: 'input',
+            code: 'context_length_exceeded',
+          },
+        });
+      this.#conversationItems.set(`resp_${index + 1}`, Math.min(items, window) + 1);
     }
     const step = Array.isArray(this.#script) ? this.#script[index] : this.#script(recorded);
     if (step === undefined) {

@@ -128,6 +128,7 @@ export const RUN_INPUT: CheckNode = {
       },
     },
     conversation: { type: 'optional', inner: { type: 'literal', values: ['chained', 'stateless'] } },
+    truncation: { type: 'optional', inner: { type: 'literal', values: ['auto', 'disabled'] } },
     continueAsNewAfterTurns: {
       type: 'optional',
       inner: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 1 }] },
@@ -866,6 +867,7 @@ export const EVAL_RUN_INPUT: CheckNode = {
                 type: 'optional',
                 inner: { type: 'literal', values: ['chained', 'stateless'] },
               },
+              truncation: { type: 'optional', inner: { type: 'literal', values: ['auto', 'disabled'] } },
               continueAsNewAfterTurns: {
                 type: 'optional',
                 inner: { type: 'number', checks: [{ kind: 'int' }, { kind: 'gte', value: 1 }] },

@@ -48,6 +48,7 @@ export async function turnStep(run: RunContext, next: Exclude<NextInput, { kind:
     ...(input.reasoningEffort !== undefined ? { reasoningEffort: input.reasoningEffort } : {}),
     ...(run.agent !== undefined ? { agent: run.agent } : {}),
     ...requestedOutput(run),
+    ...truncationOf(run),
     sayRetries: true,
     ...(run.stream === undefined || input.stream === false
       ? {}
@@ -235,4 +236,13 @@ function subAgentRound(run: RunContext): SubAgentRound {
       updateCost(run);
     },
   };
+}
+
+/**
+ * The run's `truncation`: its own, else `auto` in a session, whose conversation grows with every
+ * message (a run that keeps none sends none: the server's default applies).
+ */
+function truncationOf(run: RunContext): Pick<ModelRequest, 'truncation'> {
+  const truncation = run.input.truncation ?? (run.input.session ? 'auto' : undefined);
+  return truncation === undefined ? {} : { truncation };
 }

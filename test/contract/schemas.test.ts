@@ -94,6 +94,7 @@ const fullInput = {
   maxDurationSeconds: 3600,
   maxCostUsd: 5,
   subAgentDepth: 1,
+  truncation: 'auto',
   output: {
     name: 'summary',
     schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
