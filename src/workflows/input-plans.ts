@@ -1236,7 +1236,16 @@ export const CHILD_ENDING: CheckNode = {
   shape: {
     status: {
       type: 'literal',
-      values: ['completed', 'max_turns', 'max_tokens', 'max_time', 'max_cost', 'incomplete', 'failed'],
+      values: [
+        'completed',
+        'max_turns',
+        'max_tokens',
+        'max_time',
+        'max_cost',
+        'incomplete',
+        'failed',
+        'cancelled',
+      ],
     },
     finalText: { type: 'optional', inner: { type: 'string' } },
     output: { type: 'optional', inner: { type: 'unknown' } },

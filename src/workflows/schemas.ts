@@ -12,16 +12,6 @@ import { RunEvent } from '../contract/run-event.js';
 import { StreamItem } from '../contract/stream-event.js';
 import { Usage } from '../contract/usage.js';
 
-const RunResultStatus = z.enum([
-  'completed',
-  'max_turns',
-  'max_tokens',
-  'max_time',
-  'max_cost',
-  'incomplete',
-  'failed',
-]);
-
 /** What a stateless conversation carries across continue-as-new. */
 export const ConversationSnapshot = z.object({
   /** Items by turn: the first group holds the task; each later one a turn's output, results and messages. */
@@ -99,7 +89,7 @@ export type EvalCarried = z.infer<typeof EvalCarried>;
 
 /** What a parent reads from a sub-agent's result: how it ended, its answer, and what it spent. */
 export const ChildEnding = z.object({
-  status: RunResultStatus,
+  status: EvalCaseEnding.shape.status,
   finalText: z.string().optional(),
   output: z.unknown().optional(),
   lastText: z.string().optional(),

@@ -30,6 +30,21 @@ function structuredOutputExample(): string {
   return code;
 }
 
+/**
+ * A docs example pointed at the test's server, task queue and a fresh workflow id (instead of the
+ * `id` it names), ending as the docs advise for scripts.
+ */
+function pointedAt(code: string, taskQueue: string, id: string): string {
+  code = replaceAll(code, '"localhost:7233"', JSON.stringify(inject('temporalAddress')));
+  code = replaceAll(code, 'namespace="default"', `namespace=${JSON.stringify(inject('temporalNamespace'))}`);
+  code = replaceAll(code, 'task_queue="keel"', `task_queue=${JSON.stringify(taskQueue)}`);
+  code = replaceAll(code, JSON.stringify(id), JSON.stringify(`python-${randomUUID()}`));
+  // A short-lived Python client can abort (SIGABRT) while the interpreter tears down the SDK's
+  // Rust threads, after its work is done (temporalio/sdk-python#300; docs/contract.md says so):
+  // end the way the docs advise for scripts, so the test judges the example, not the teardown.
+  return code + '\nimport os, sys\nsys.stdout.flush()\nos._exit(0)\n';
+}
+
 /** Replaces `from` (which must be there, so the example cannot drift away from this test) with `to`. */
 function replaceAll(code: string, from: string, to: string): string {
   expect(code, `the Python example names ${from}`).toContain(from);
@@ -73,20 +88,7 @@ describe("docs/contract.md's Python example", () => {
       reply.calls({ name: 'echo', arguments: { text: String(index) } }),
     );
     await withScenario(server, steps, { tools: [echoTool] }, async ({ taskQueue, model }) => {
-      const workflowId = `python-${randomUUID()}`;
-      let code = pythonExample();
-      code = replaceAll(code, '"localhost:7233"', JSON.stringify(inject('temporalAddress')));
-      code = replaceAll(
-        code,
-        'namespace="default"',
-        `namespace=${JSON.stringify(inject('temporalNamespace'))}`,
-      );
-      code = replaceAll(code, 'task_queue="keel"', `task_queue=${JSON.stringify(taskQueue)}`);
-      code = replaceAll(code, '"ticket-4711"', JSON.stringify(workflowId));
-      // A short-lived Python client can abort (SIGABRT) while the interpreter tears down the SDK's
-      // Rust threads, after its work is done (temporalio/sdk-python#300; docs/contract.md says so):
-      // end the way the docs advise for scripts, so the test judges the example, not the teardown.
-      code += '\nimport os, sys\nsys.stdout.flush()\nos._exit(0)\n';
+      const code = pointedAt(pythonExample(), taskQueue, 'ticket-4711');
       const { stdout } = await runPython(code);
       expect(stdout.trim().split('\n').at(-1)).toBe('KeelError.MaxTurnsExceeded max_turns');
       expect(model.requests[0]?.body.input).toEqual([
@@ -98,16 +100,7 @@ describe("docs/contract.md's Python example", () => {
   it('starts a run with an output schema and reads the checked value into a dataclass', async () => {
     const answer = { label: 'bug', priority: 2 };
     await withScenario(server, [reply.text(JSON.stringify(answer))], {}, async ({ taskQueue, model }) => {
-      let code = structuredOutputExample();
-      code = replaceAll(code, '"localhost:7233"', JSON.stringify(inject('temporalAddress')));
-      code = replaceAll(
-        code,
-        'namespace="default"',
-        `namespace=${JSON.stringify(inject('temporalNamespace'))}`,
-      );
-      code = replaceAll(code, 'task_queue="keel"', `task_queue=${JSON.stringify(taskQueue)}`);
-      code = replaceAll(code, '"triage-4712"', JSON.stringify(`python-${randomUUID()}`));
-      code += '\nimport os, sys\nsys.stdout.flush()\nos._exit(0)\n';
+      const code = pointedAt(structuredOutputExample(), taskQueue, 'triage-4712');
       const { stdout } = await runPython(code);
       expect(stdout.trim().split('\n').at(-1)).toBe('bug 2');
       expect(model.requests[0]?.body.text).toMatchObject({
