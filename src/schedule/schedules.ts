@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
-import type { Client, ScheduleOverlapPolicy, ScheduleSummary } from '@temporalio/client';
+import type { Client, ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
 import { AGENT_RUN_WORKFLOW } from '../contract/defaults.js';
 import { formatIssues } from '../contract/format-issues.js';
 import { RunInput } from '../contract/run-input.js';
@@ -85,17 +85,31 @@ export async function createSchedule(
   return scheduleId;
 }
 
-/** The schedules of Keel runs in the namespace (others' schedules are left out), by id. */
+/**
+ * The schedules of Keel runs in the namespace (others' schedules are left out), by id. The list comes
+ * from Temporal's visibility, which may lag a moment behind a change; each schedule's state is then
+ * read from the schedule itself, so a pause just made shows.
+ */
 export async function listSchedules(client: Client): Promise<RunScheduleSummary[]> {
+  const ids: string[] = [];
+  for await (const schedule of client.schedule.list())
+    if (schedule.action?.workflowType === AGENT_RUN_WORKFLOW) ids.push(schedule.scheduleId);
   const schedules: RunScheduleSummary[] = [];
-  for await (const schedule of client.schedule.list()) {
-    if (schedule.action?.workflowType !== AGENT_RUN_WORKFLOW) continue;
-    schedules.push(summary(schedule));
+  for (const scheduleId of ids.sort()) {
+    const described = await client.schedule
+      .getHandle(scheduleId)
+      .describe()
+      .catch((error: unknown) => {
+        // Deleted since it was listed.
+        if (error instanceof ScheduleNotFoundError) return undefined;
+        throw error;
+      });
+    if (described !== undefined) schedules.push(summary(described));
   }
-  return schedules.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
+  return schedules;
 }
 
-function summary(schedule: ScheduleSummary): RunScheduleSummary {
+function summary(schedule: ScheduleDescription): RunScheduleSummary {
   const keel = (schedule.memo?.keel ?? {}) as { when?: string; task?: string; agent?: string };
   return {
     scheduleId: schedule.scheduleId,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScheduleError } from '../../src/client.js';
-import type { KeelClient } from '../../src/client.js';
+import type { KeelClient, RunScheduleSummary } from '../../src/client.js';
 import { runCli, testServerCliEnvironment } from '../support/cli.js';
 import { connectTestServer } from '../support/harness.js';
 import type { TestServer } from '../support/harness.js';
@@ -24,6 +24,20 @@ async function scheduledRuns(keel: KeelClient, scheduleId: string) {
   for await (const execution of keel.temporal.workflow.list({ query }))
     runs.push({ workflowId: execution.workflowId, status: execution.status.name });
   return runs;
+}
+
+/** The schedule as `listSchedules` shows it, once Temporal's visibility (which may lag) lists it. */
+async function listedSchedule(keel: KeelClient, scheduleId: string): Promise<RunScheduleSummary> {
+  let listed: RunScheduleSummary | undefined;
+  await until(
+    async () => {
+      listed = (await keel.listSchedules()).find((schedule) => schedule.scheduleId === scheduleId);
+      return listed !== undefined;
+    },
+    `schedule ${scheduleId} is listed`,
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+  return listed!;
 }
 
 /** Deletes the schedule whatever the test did, so it cannot go on firing on the shared server. */
@@ -55,16 +69,14 @@ describe('schedules: an agent and task on an interval or cron, each run an ordin
             { timeoutMs: 60_000 },
           );
           await keel.pauseSchedule(scheduleId, 'holiday');
-          const [listed] = (await keel.listSchedules()).filter(
-            (schedule) => schedule.scheduleId === scheduleId,
-          );
+          const listed = await listedSchedule(keel, scheduleId);
           expect(listed).toMatchObject({
             when: 'every 2s',
             paused: true,
             note: 'holiday',
             task: "Summarise today's tickets.",
           });
-          expect(listed!.recentRuns.length).toBeGreaterThanOrEqual(2);
+          expect(listed.recentRuns.length).toBeGreaterThanOrEqual(2);
           const runs = await scheduledRuns(keel, scheduleId);
           for (const run of runs) expect(run.workflowId.startsWith(`${scheduleId}-`)).toBe(true);
           // Each is an ordinary run: its result as any run's.
@@ -105,9 +117,7 @@ describe('schedules: an agent and task on an interval or cron, each run an ordin
         await expect(keel.createSchedule({ scheduleId, every: '1h' }, { task: 'x' })).rejects.toThrow(
           `A schedule with id ${scheduleId} exists already`,
         );
-        const [listed] = (await keel.listSchedules()).filter(
-          (schedule) => schedule.scheduleId === scheduleId,
-        );
+        const listed = await listedSchedule(keel, scheduleId);
         expect(listed).toMatchObject({
           when: 'cron 0 9 * * 1-5 (Europe/Berlin)',
           paused: true,
