@@ -162,7 +162,7 @@ export class KeelClient {
     await changeSchedule(this.temporal, scheduleId, 'unpause', note);
   }
 
-  /** Starts the schedule's run now, as its overlap policy allows. */
+  /** Starts a run of the schedule now, even while another of its runs is going. */
   async triggerSchedule(scheduleId: string): Promise<void> {
     await changeSchedule(this.temporal, scheduleId, 'trigger');
   }

@@ -88,6 +88,7 @@ export async function runGuardrails(
       const result = await settled(
         entry.name,
         () => entry.check({ name: request.call.name, arguments: args }, context),
+        ToolCallResult,
         onError,
       );
       if (result === undefined) return { verdict: 'trip', guardrail: entry.name, reason: 'the check failed' };
@@ -98,7 +99,7 @@ export async function runGuardrails(
   let text = request.text;
   let rewritten = false;
   for (const entry of guardrails?.[request.stage] ?? []) {
-    const result = await settled(entry.name, () => entry.check(text, context), onError);
+    const result = await settled(entry.name, () => entry.check(text, context), TextResult, onError);
     if (result === undefined) return { verdict: 'trip', guardrail: entry.name, reason: 'the check failed' };
     if (result.action === 'trip') return { verdict: 'trip', guardrail: entry.name, reason: result.reason };
     if (result.action === 'rewrite') {
@@ -109,15 +110,36 @@ export async function runGuardrails(
   return rewritten ? { verdict: 'pass', text } : { verdict: 'pass' };
 }
 
+const TextResult = z.discriminatedUnion('action', [
+  z.strictObject({ action: z.literal('pass') }),
+  z.strictObject({ action: z.literal('rewrite'), text: z.string() }),
+  z.strictObject({ action: z.literal('trip'), reason: z.string() }),
+]);
+const ToolCallResult = z.discriminatedUnion('action', [
+  z.strictObject({ action: z.literal('allow') }),
+  z.strictObject({ action: z.literal('deny'), reason: z.string() }),
+]);
+
+/**
+ * What a check answered, when it is one of the answers it may give; `undefined` (the caller trips)
+ * when it threw or answered anything else: a guardrail fails closed.
+ */
 async function settled<T>(
   name: string,
-  check: () => T | Promise<T>,
+  check: () => unknown,
+  shape: z.ZodType<T>,
   onError: (name: string, error: unknown) => void,
 ): Promise<T | undefined> {
   try {
-    return await check();
+    const answer: unknown = await check();
+    const parsed = shape.safeParse(answer);
+    if (parsed.success) return parsed.data;
+    onError(
+      name,
+      new TypeError(`it answered ${JSON.stringify(answer) ?? String(answer)}, not one of its answers`),
+    );
   } catch (error) {
     onError(name, error);
-    return undefined;
   }
+  return undefined;
 }

@@ -50,24 +50,30 @@ export function buildResponsesRequest(
 }
 
 /**
- * Whether a schema is one strict structured outputs take as it is: every object closed
+ * Whether a schema is one strict structured outputs take as it is: every sub-schema says what it
+ * is (`type`, `anyOf`, `enum`, `const` or a `$ref`), every object is closed
  * (`additionalProperties: false`) with all its properties required, and no keyword strict mode
- * refuses. An optional property (`.optional()` in zod) makes it non-strict; `.nullable()` keeps it strict.
+ * refuses (`default` among them). An optional property (`.optional()` in zod) or an unknown value
+ * (`z.unknown()`) makes it non-strict; `.nullable()` keeps it strict. Walks the schema by its
+ * structure, so a property named `default` or `enum` is a property like any other.
  */
 export function strictAsGiven(schema: unknown): boolean {
-  if (Array.isArray(schema)) return schema.every(strictAsGiven);
-  if (!isRecord(schema)) return true;
-  if (STRICT_UNSUPPORTED.some((keyword) => keyword in schema)) return false;
-  if (schema.type === 'object' || isRecord(schema.properties)) {
-    const properties = isRecord(schema.properties) ? Object.keys(schema.properties) : [];
-    const required = Array.isArray(schema.required) ? schema.required : [];
+  if (!isRecord(schema)) return false;
+  if ([...STRICT_UNSUPPORTED, 'default'].some((keyword) => keyword in schema)) return false;
+  if (!['type', 'anyOf', 'enum', 'const', '$ref'].some((keyword) => keyword in schema)) return false;
+  const subSchemas: unknown[] = [];
+  if (schema.type === 'object' || 'properties' in schema) {
     if (schema.additionalProperties !== false) return false;
-    if (!properties.every((name) => required.includes(name))) return false;
+    const properties = isRecord(schema.properties) ? schema.properties : {};
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    if (!Object.keys(properties).every((name) => required.includes(name))) return false;
+    subSchemas.push(...Object.values(properties));
   }
-  return Object.entries(schema).every(
-    ([keyword, value]) =>
-      keyword === 'enum' || keyword === 'const' || keyword === 'default' || strictAsGiven(value),
-  );
+  if ('items' in schema) subSchemas.push(schema.items);
+  if (Array.isArray(schema.anyOf)) subSchemas.push(...(schema.anyOf as unknown[]));
+  for (const key of ['$defs', 'definitions'] as const)
+    if (isRecord(schema[key])) subSchemas.push(...Object.values(schema[key]));
+  return subSchemas.every(strictAsGiven);
 }
 
 function inputItems(input: ModelInput): ResponseInputItem[] {

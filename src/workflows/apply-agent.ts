@@ -25,7 +25,9 @@ export function applyAgent(input: RunInput, profile: WorkerProfile): AgentRunInp
   }
   const tools = input.tools ?? agent.tools;
   if (input.tools !== undefined && agent.tools !== undefined) {
-    const outside = input.tools.filter((name) => !agent.tools!.includes(name));
+    const outside = input.tools.filter(
+      (name) => !agent.tools!.includes(name) && !(agent.subAgents ?? []).some((sub) => sub.name === name),
+    );
     if (outside.length > 0) {
       throw invalidInput(
         `tools: ${outside.join(', ')} not among the tools of agent ${agent.name} (${agent.tools.join(', ') || 'none'})`,
@@ -62,12 +64,20 @@ export function applyAgent(input: RunInput, profile: WorkerProfile): AgentRunInp
   };
 }
 
-/** The agent's limits and budgets the run does not set itself (known keys only). */
+/**
+ * The agent's limits and budgets the run does not set itself (known keys only). A sub-agent's run
+ * gets the budgets its parent had left: its agent's own still apply where they are tighter.
+ */
 function defaults(agent: AgentProfile, input: RunInput): Partial<RunInput> {
   const values: Partial<Record<string, number>> = { ...agent.limits, ...agent.budgets };
   const picked: Partial<Record<string, number>> = {};
   for (const key of [...RUN_LIMIT_KEYS, ...RUN_BUDGET_KEYS]) {
-    if (input[key] === undefined && values[key] !== undefined) picked[key] = values[key];
+    const own = values[key];
+    if (own === undefined) continue;
+    const given = input[key];
+    if (given === undefined) picked[key] = own;
+    else if (input.subAgentDepth !== undefined && RUN_BUDGET_KEYS.includes(key as never))
+      picked[key] = Math.min(given, own);
   }
   return picked;
 }

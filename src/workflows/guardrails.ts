@@ -1,7 +1,10 @@
 import type { GuardrailRequest, GuardrailVerdict } from '../contract/guardrail.js';
 import type { Observation } from '../contract/observation.js';
 import type { ToolCall } from '../contract/tool-call.js';
+import { rethrowIfCancelled } from './cancellation.js';
 import { keelActivities } from './keel-activities.js';
+import { publish } from './publish.js';
+import { stepFailure } from './step-failure.js';
 import type { RunContext } from './run-context.js';
 import type { Ending } from './steps.js';
 
@@ -26,6 +29,23 @@ async function check(
   return await checkGuardrails({ agent: run.agent.name, stage, ...subject } as GuardrailRequest);
 }
 
+/**
+ * A stage's check as a step: its verdict, or the run's ending when the check itself failed (a
+ * cancelled run goes on being cancelled).
+ */
+async function checked(
+  run: RunContext,
+  stage: Stage,
+  subject: Parameters<typeof check>[2],
+): Promise<{ verdict: GuardrailVerdict | undefined } | { ending: Ending }> {
+  try {
+    return { verdict: await check(run, stage, subject) };
+  } catch (error) {
+    rethrowIfCancelled(error, () => publish(run, { status: 'cancelled' }));
+    return { ending: stepFailure(`${stage} guardrail check`, error) };
+  }
+}
+
 /** The ending of a run a guardrail tripped: failed, with the guardrail's name and reason. */
 function tripped(stage: 'input' | 'output', verdict: GuardrailVerdict & { verdict: 'trip' }): Ending {
   return {
@@ -40,7 +60,9 @@ function tripped(stage: 'input' | 'output', verdict: GuardrailVerdict & { verdic
  * with the task as they rewrote it.
  */
 export async function guardInput(run: RunContext): Promise<Ending | undefined> {
-  const verdict = await check(run, 'input', { text: run.input.task });
+  const result = await checked(run, 'input', { text: run.input.task });
+  if ('ending' in result) return result.ending;
+  const { verdict } = result;
   if (verdict === undefined) return undefined;
   if (verdict.verdict === 'trip') return tripped('input', verdict);
   if (verdict.text !== undefined) run.input.task = verdict.text;
@@ -52,7 +74,9 @@ export async function guardOutput(
   run: RunContext,
   text: string,
 ): Promise<{ text: string } | { ending: Ending }> {
-  const verdict = await check(run, 'output', { text });
+  const result = await checked(run, 'output', { text });
+  if ('ending' in result) return result;
+  const { verdict } = result;
   if (verdict === undefined) return { text };
   if (verdict.verdict === 'trip') return { ending: tripped('output', verdict) };
   return { text: verdict.text ?? text };

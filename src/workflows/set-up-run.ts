@@ -110,7 +110,7 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
   if (agent !== undefined) state.agent = agent;
   const limits = resolveLimits(input, profile.limits);
   state.maxTurns = limits.maxTurns;
-  const tools = [...chooseTools(input, profile), ...subAgentTools(profile.agent, input)];
+  const tools = chooseTools(input, profile, subAgentTools(profile.agent, input), given.tools !== undefined);
   for (const tool of tools) toolsByName.set(tool.name, tool);
   const model = input.model ?? profile.defaultModel;
   state.model = model;
@@ -168,7 +168,13 @@ export async function setUpRun(args: readonly unknown[]): Promise<{ run: RunCont
 function resolveBudgets(input: RunInput, worker: Partial<RunBudgets> = {}): Partial<RunBudgets> {
   const budgets: Partial<RunBudgets> = {};
   for (const key of ['maxTotalTokens', 'maxDurationSeconds', 'maxCostUsd'] as const) {
-    const value = input[key] ?? worker[key];
+    // A sub-agent's run has what its parent had left, and the worker's budget where it is tighter.
+    const given = input[key];
+    const own = worker[key];
+    const value =
+      input.subAgentDepth !== undefined && given !== undefined && own !== undefined
+        ? Math.min(given, own)
+        : (given ?? own);
     if (value !== undefined) budgets[key] = value;
   }
   return budgets;

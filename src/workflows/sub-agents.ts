@@ -34,8 +34,9 @@ export function subAgentTools(agent: AgentProfile | undefined, input: RunInput):
   return (agent?.subAgents ?? []).map(({ name, description }) => ({
     name,
     description,
-    // May run beside other calls: it changes nothing of this run's but its totals.
-    readOnly: true,
+    // Not read-only: its agent's tools may write (an eval's replay must not run it as harmless).
+    // With parallel calls, sub-agent calls of a turn run side by side all the same (`tool-round`).
+    readOnly: false,
     timeoutSeconds: 0,
     subAgent: true,
   }));
@@ -47,8 +48,10 @@ export interface SubAgentRound {
   turn: number;
   /** Characters of the answer the model sees, as for any tool's output. */
   outputCharLimit: number;
-  /** Tokens the run may still spend, when it has a token budget: the child gets no more. */
+  /** Tokens the run may still spend, when it has a token budget: the turn's children share them. */
   tokensLeft(): number | undefined;
+  /** The run keeps its conversation itself (`stateless`, zero data retention): so do its children. */
+  stateless: boolean;
   /** Adds what a child spent to the run's totals (and so to its budgets). */
   spent(usage: Usage, costUsd: number | undefined): void;
 }
@@ -74,7 +77,7 @@ export function startableSubAgentCalls(
 export async function runSubAgent(
   call: ToolCall,
   index: number,
-  startable: boolean,
+  startable: ReadonlySet<ToolCall>,
   round: SubAgentRound,
 ): Promise<Observation> {
   const failed = (error: ObservationError, message: string): Observation => ({
@@ -83,7 +86,7 @@ export async function runSubAgent(
     error,
     message,
   });
-  if (!startable)
+  if (!startable.has(call))
     return failed(
       'not_executed',
       `At most ${MAX_SUB_AGENT_CALLS_PER_TURN} sub-agents start in one turn; this call was not run. Call it again next turn.`,
@@ -94,14 +97,18 @@ export async function runSubAgent(
       'invalid_arguments',
       `A sub-agent takes {"task": "<what to do>"}, a non-empty task of at most ${MAX_SUB_AGENT_TASK_CHARS} characters.`,
     );
-  const tokensLeft = round.tokensLeft();
-  if (tokensLeft !== undefined && tokensLeft <= 0)
+  // The turn's children share what is left: none may spend it all while its siblings spend too.
+  const left = round.tokensLeft();
+  const tokens = left === undefined ? undefined : Math.floor(left / startable.size);
+  if (tokens !== undefined && tokens < 1)
     return failed('not_executed', "The run's token budget is spent; the sub-agent was not started.");
+  // The child's own budgets still apply where they are tighter (see `applyAgent`).
   const input: RunInputArgs = {
     agent: call.name,
     task,
     subAgentDepth: (round.input.subAgentDepth ?? 0) + 1,
-    ...(tokensLeft !== undefined ? { maxTotalTokens: tokensLeft } : {}),
+    ...(tokens !== undefined ? { maxTotalTokens: tokens } : {}),
+    ...(round.stateless ? { conversation: 'stateless' as const } : {}),
   };
   const parent = workflowInfo().workflowId;
   let ending: ChildEnding | undefined;

@@ -78,7 +78,7 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
     const denied = await round.guard?.(call);
     if (denied !== undefined) return settle(call, denied);
     if (byName.get(call.name)?.subAgent === true && round.subAgents !== undefined)
-      return settle(call, await runSubAgent(call, calls.indexOf(call), startable.has(call), round.subAgents));
+      return settle(call, await runSubAgent(call, calls.indexOf(call), startable, round.subAgents));
     // The model names the call: `toString` must not find a timeout on Object's prototype. No patch:
     // such a name only ever found a function, whose timeout failed the task, so no history has it.
     const override = input.toolTimeouts === undefined ? undefined : ownValue(input.toolTimeouts, call.name);
@@ -143,14 +143,22 @@ export async function runToolCalls(calls: readonly ToolCall[], round: ToolRound)
   const observations: Observation[] = [];
   for (let index = 0; index < calls.length;) {
     const batch = [calls[index] as ToolCall];
+    // Read-only calls run side by side, and so do sub-agents, each a run of its own.
     const parallel = (call: ToolCall): boolean =>
-      input.parallelToolCalls && byName.get(call.name)?.readOnly === true;
+      input.parallelToolCalls &&
+      (byName.get(call.name)?.readOnly === true || byName.get(call.name)?.subAgent === true);
     if (parallel(batch[0] as ToolCall)) {
       while (index + batch.length < calls.length && parallel(calls[index + batch.length] as ToolCall)) {
         batch.push(calls[index + batch.length] as ToolCall);
       }
     }
-    observations.push(...(await Promise.all(batch.map(run))));
+    if (batch.some((call) => byName.get(call.name)?.subAgent === true)) {
+      // Every child ends before the turn does: a cancelled run waits for all its children's ends.
+      const settled = await Promise.allSettled(batch.map(run));
+      const failure = settled.find((outcome) => outcome.status === 'rejected');
+      if (failure !== undefined) throw failure.reason;
+      observations.push(...settled.map((outcome) => (outcome as PromiseFulfilledResult<Observation>).value));
+    } else observations.push(...(await Promise.all(batch.map(run))));
     index += batch.length;
   }
   return observations;

@@ -227,6 +227,7 @@ function subAgentRound(run: RunContext): SubAgentRound {
     input: run.input,
     turn: state.turn,
     outputCharLimit: run.limits.observationCharLimit,
+    stateless: run.conversation !== null,
     tokensLeft: () =>
       run.budgets.maxTotalTokens === undefined
         ? undefined

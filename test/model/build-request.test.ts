@@ -270,6 +270,12 @@ describe('an output schema as text.format', () => {
       'a nested optional property',
       z.toJSONSchema(z.object({ a: z.object({ b: z.string().optional() }) }), { io: 'output' }),
     ],
+    ['an unknown value', z.toJSONSchema(z.object({ a: z.unknown() }), { io: 'output' })],
+    ['a default', z.toJSONSchema(z.object({ a: z.number().default(1) }), { io: 'output' })],
+    [
+      'an open object under a property named default',
+      z.toJSONSchema(z.object({ default: z.looseObject({ a: z.string() }) }), { io: 'output' }),
+    ],
     [
       'a keyword strict mode refuses',
       { type: 'object', properties: {}, additionalProperties: false, allOf: [{ required: [] }] },

@@ -47,6 +47,8 @@ const outputChecks: TextGuardrail[] = [
     name: 'flaky',
     check: (text) => {
       if (text.includes('boom')) throw new Error('the check service is down');
+      // An answer a check may not give: it trips, as a throw does.
+      if (text.includes('odd')) return { action: 'deny', reason: 'no' } as never;
       return { action: 'pass' };
     },
   },
@@ -127,6 +129,12 @@ describe('guardrails: checks of an agent’s task, answer and tool calls, run on
       'a check that throws',
       'Go.',
       [reply.text('boom')],
+      'The output guardrail flaky stopped the run: the check failed',
+    ],
+    [
+      'a check that answers something else',
+      'Go.',
+      [reply.text('odd')],
       'The output guardrail flaky stopped the run: the check failed',
     ],
   ])(

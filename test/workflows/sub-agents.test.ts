@@ -155,7 +155,7 @@ describe('sub-agents: an agent calls other agents as tools, each a child run', (
     });
   });
 
-  it(`starts at most ${MAX_SUB_AGENT_CALLS_PER_TURN} per turn, refuses a call without a task, and offers none at depth ${MAX_SUB_AGENT_DEPTH}`, async () => {
+  it(`starts at most ${MAX_SUB_AGENT_CALLS_PER_TURN} per turn, refuses a call without a task, offers none at depth ${MAX_SUB_AGENT_DEPTH}, and only those a run names`, async () => {
     // A malformed call first (it counts), then as many good ones as may start: the last is one too many.
     const calls = Array.from({ length: MAX_SUB_AGENT_CALLS_PER_TURN }, (_, index) => ({
       name: 'researcher',
@@ -164,7 +164,9 @@ describe('sub-agents: an agent calls other agents as tools, each a child run', (
     }));
     const policy = (request: RecordedRequest): ScriptStep => {
       if (request.body.instructions === 'You research.') return reply.text('A fact.');
-      if ((request.body.input as unknown[]).some((item) => JSON.stringify(item).includes('Deep task')))
+      if (
+        (request.body.input as unknown[]).some((item) => /Deep task|Narrow task/.test(JSON.stringify(item)))
+      )
         return reply.text('No sub-agents here.');
       return hasResults(request)
         ? reply.text('Enough.')
@@ -192,6 +194,13 @@ describe('sub-agents: an agent calls other agents as tools, each a child run', (
       expect(deep.result.status).toBe('completed');
       const deepRequest = model.requests.at(-1)!;
       expect(deepRequest.body.tools ?? []).toEqual([]);
+
+      // A run that names its tools offers only the sub-agents it names.
+      const narrow = await run(keel, { agent: 'lead', task: 'Narrow task.', tools: ['researcher'] });
+      expect(narrow.result.status).toBe('completed');
+      expect(
+        (model.requests.at(-1)!.body.tools ?? []).map((tool) => (tool as { name: string }).name),
+      ).toEqual(['researcher']);
     });
   });
 
