@@ -56,7 +56,11 @@ export const ScheduleOptions = z
   })
   .superRefine((options, context) => {
     if ((options.every === undefined) === (options.cron === undefined))
-      context.addIssue({ code: 'custom', path: [], message: 'give exactly one of every and cron' });
+      context.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'give exactly one of every and cron (keel schedule: --every or --cron)',
+      });
     if (options.timezone !== undefined && options.cron === undefined)
       context.addIssue({ code: 'custom', path: ['timezone'], message: 'applies only to a cron schedule' });
   });

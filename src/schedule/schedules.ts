@@ -45,6 +45,11 @@ export async function createSchedule(
     throw new ScheduleError(`Invalid schedule:\n${formatIssues(schedule.error).join('\n')}`);
   const run = RunInput.safeParse(input);
   if (!run.success) throw new ScheduleError(`Invalid run input:\n${formatIssues(run.error).join('\n')}`);
+  // A run that never ends would hold every later time back (overlap skip): a schedule's runs end.
+  if (run.data.session)
+    throw new ScheduleError(
+      'Invalid run input:\nsession: a scheduled run cannot be a session; it would never end',
+    );
   const { scheduleId, every, cron, timezone, overlap, paused, note } = schedule.data;
   try {
     await client.schedule.create({

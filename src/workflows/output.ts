@@ -58,10 +58,21 @@ export function judgeAnswer(
   };
 }
 
-/** A `completed` ending with `text` as the final answer, and its value for a run with an output schema. */
+/**
+ * A `completed` ending with `text` as the final answer, and its value for a run with an output
+ * schema; a run whose answer is no longer JSON (an output guardrail rewrote it) fails instead of
+ * completing without its output.
+ */
 export function completedEnding(run: RunContext, text: string): Ending {
-  const value = run.input.output === undefined ? undefined : parsed(text);
-  return { status: 'completed', finalText: text, ...(value !== undefined ? { output: value.value } : {}) };
+  if (run.input.output === undefined) return { status: 'completed', finalText: text };
+  const value = parsed(text);
+  if (value === undefined)
+    return {
+      status: 'failed',
+      errorType: 'KeelError.InvalidOutput',
+      reason: `The final answer is not JSON for the output schema "${run.input.output.name}" (an output guardrail may have rewritten it).`,
+    };
+  return { status: 'completed', finalText: text, output: value.value };
 }
 
 function parsed(text: string): { value: unknown } | undefined {

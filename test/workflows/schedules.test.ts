@@ -108,6 +108,9 @@ describe('schedules: an agent and task on an interval or cron, each run an ordin
       await expect(keel.createSchedule({ scheduleId, every: '1h' }, { task: ' ' })).rejects.toThrow(
         'Invalid run input',
       );
+      await expect(
+        keel.createSchedule({ scheduleId, every: '1h' }, { task: 'x', session: true }),
+      ).rejects.toThrow('a scheduled run cannot be a session');
       await expect(keel.pauseSchedule(scheduleId)).rejects.toThrow(`There is no schedule ${scheduleId}`);
       try {
         await keel.createSchedule(
