@@ -146,6 +146,8 @@ describe('keel run in a terminal', () => {
             '--task-queue',
             taskQueue,
           ]);
+          // The event line and the status line are drawn apart: on a busy machine either may come first.
+          await terminal.waitFor('⏸ echo waits for approval (call call_1_1): {"text":"hi"}');
           const waiting = await terminal.waitFor(
             /waiting for approval: echo · turn 1\/\d+ · \d+s · 112 tokens · \$0\.0004/u,
           );
